@@ -1,0 +1,1 @@
+"""rl_platform: experiments as files on RLlib's new API stack."""

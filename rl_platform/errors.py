@@ -1,0 +1,37 @@
+"""Exception types that the CLI edge turns into clean messages with exit code 2.
+
+User errors are raised deep in the library with enough context to be shown as-is; the CLI
+catches `UserError` once and prints it without a traceback.
+"""
+
+
+class UserError(Exception):
+    """Something the user handed us is wrong; the message says what and how to fix it."""
+
+    exit_code = 2
+
+
+class SpecError(UserError):
+    """An experiment spec failed to load or validate. Carries one line per problem."""
+
+    def __init__(self, problems: list[str], *, source: str = "spec") -> None:
+        self.problems = problems
+        self.source = source
+        super().__init__("\n".join(problems))
+
+    def __str__(self) -> str:
+        lines = [f"{self.source}: {len(self.problems)} problem(s)"]
+        lines += [f"  - {problem}" for problem in self.problems]
+        return "\n".join(lines)
+
+
+class UnsafePathError(UserError):
+    """A name that ends up in a file path would escape its folder or is not portable."""
+
+
+class IntegrityError(UserError):
+    """A stored file does not match the hash recorded for it (tampered or truncated)."""
+
+
+class TrainingHealthError(RuntimeError):
+    """Training produced non-finite losses or weights; the run stops, the last good checkpoint stays."""

@@ -1,0 +1,1 @@
+"""Small helpers shared across rl_platform; none of them imports Ray."""
