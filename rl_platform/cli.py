@@ -1,0 +1,128 @@
+"""The `rlp` command line: parse arguments, load the spec, call a run_* function. Nothing else.
+
+User errors (`UserError`) are caught once here and shown as plain lines with exit code 2.
+Ray is imported only by the commands that need it, so `rlp validate` stays fast and Ray-free.
+"""
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from rl_platform.errors import UserError
+from rl_platform.jobs.jobs_cli import jobs_app, submit_command
+
+app = typer.Typer(
+    name="rlp",
+    help="rl_platform: experiments as files on RLlib's new API stack.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(jobs_app, name="jobs")
+err = Console(stderr=True)
+
+SpecArg = Annotated[Path, typer.Argument(help="Experiment spec YAML file.", show_default=False)]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", "-s", help="Override a spec value: --set training.lr=1e-3 (repeatable)."),
+]
+ProfileOpt = Annotated[
+    str | None, typer.Option("--profile", "-p", help="Apply a named budget profile, e.g. smoke.")
+]
+
+
+def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Show `UserError`s without a traceback and exit 2."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except UserError as exc:
+            err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
+            raise typer.Exit(code=exc.exit_code) from None
+
+    return wrapper
+
+
+app.command("submit", help="Submit `rlp train SPEC` to a Ray cluster as a job.")(
+    user_errors(submit_command)
+)
+
+
+@app.command()
+@user_errors
+def validate(spec: SpecArg, set_: SetOpt = None, profile: ProfileOpt = None) -> None:
+    """Validate a spec and print it fully resolved (includes, profile, overrides applied)."""
+    from rl_platform.spec import load_spec
+    from rl_platform.utils.safe_yaml import dump_yaml
+    from rl_platform.utils.secrets import mask_secrets
+
+    resolved = load_spec(spec, overrides=set_ or [], profile=profile)
+    sys.stdout.write(dump_yaml(mask_secrets(resolved.dump())))
+
+
+@app.command()
+@user_errors
+def train(
+    spec: SpecArg,
+    set_: SetOpt = None,
+    profile: ProfileOpt = None,
+    resume: Annotated[
+        Path | None, typer.Option(help="Continue the run in this run folder from its latest checkpoint.")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Parent folder for run folders.")] = Path("runs"),
+) -> None:
+    """Train an experiment with an embedded local Ray (or the cluster in RAY_ADDRESS)."""
+    from rl_platform.errors import TrainingHealthError
+    from rl_platform.run.train import train as run_train
+    from rl_platform.spec import load_spec
+
+    loaded = load_spec(spec, overrides=set_ or [], profile=profile)
+    try:
+        result = run_train(loaded, out_dir=out, resume=resume)
+    except TrainingHealthError as exc:
+        err.print(f"[bold red]training stopped:[/] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=3) from None
+    err.print(f"run folder: {result.run_dir}", highlight=False)
+
+
+@app.command()
+@user_errors
+def export(
+    checkpoint: Annotated[Path, typer.Argument(help="Checkpoint folder or run folder (uses latest).")],
+    out: Annotated[Path, typer.Argument(help="Output .safetensors file.")],
+    module: Annotated[str | None, typer.Option(help="Module id (default: the main one).")] = None,
+) -> None:
+    """Write the policy weights alone to a safetensors file for inference."""
+    from rl_platform.run.export import export_policy
+
+    written = export_policy(checkpoint, out, module_id=module)
+    err.print(f"wrote {written.path} ({written.module_id}, {written.num_tensors} tensors)")
+
+
+@app.command()
+def envs(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
+    """List rl_platform's own env ids (any Gymnasium id works too)."""
+    from rl_platform.envs.catalog import PLATFORM_ENVS
+
+    rows = {env_id: entry.description for env_id, entry in PLATFORM_ENVS.items()}
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    for env_id, description in rows.items():
+        sys.stdout.write(f"{env_id:32s} {description}\n")
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,73 @@
+"""Every env id a spec may name, without importing Ray (validation must stay fast and Ray-free).
+
+rl_platform's own ids map to "module:attribute" factories; anything else must be a Gymnasium id
+(ALE ids appear once `ale_py` is imported, which registers them).
+"""
+
+import difflib
+import functools
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class PlatformEnv:
+    """An env that rl_platform provides itself."""
+
+    factory: str
+    """`module:attribute` of a class/function taking an env_config dict."""
+    kind: Literal["single", "multi"]
+    """`multi` envs are RLlib MultiAgentEnvs."""
+    description: str
+
+
+PLATFORM_ENVS: dict[str, PlatformEnv] = {
+    "rlp/Duel-v0": PlatformEnv(
+        "rl_platform.envs.duel.rllib_env:DuelMultiAgentEnv", "multi", "our 1v1 platform fighter"
+    ),
+    "rlp/StatelessCartPole-v0": PlatformEnv(
+        "ray.rllib.examples.envs.classes.stateless_cartpole:StatelessCartPole",
+        "single",
+        "CartPole without velocities (needs memory)",
+    ),
+    "rlp/RPSHistory-v0": PlatformEnv(
+        "rl_platform.envs.rps_history:RPSHistoryEnv",
+        "single",
+        "repeated rock-paper-scissors vs a hidden-strategy opponent",
+    ),
+    "pettingzoo/connect_four_v3": PlatformEnv(
+        "rl_platform.envs.pettingzoo_adapter:connect_four_env",
+        "multi",
+        "PettingZoo connect four (turn-based, action masks)",
+    ),
+}
+
+
+@functools.cache
+def gymnasium_ids() -> frozenset[str]:
+    import gymnasium
+
+    try:
+        import ale_py
+
+        gymnasium.register_envs(ale_py)
+    except ImportError:  # ALE is a declared dependency; tolerate a partial install
+        pass
+    return frozenset(gymnasium.registry.keys())
+
+
+def known_env_ids() -> frozenset[str]:
+    return frozenset(PLATFORM_ENVS) | gymnasium_ids()
+
+
+def is_known_env(env_id: str) -> bool:
+    return env_id in PLATFORM_ENVS or env_id in gymnasium_ids()
+
+
+def close_env_ids(env_id: str, limit: int = 3) -> list[str]:
+    return difflib.get_close_matches(env_id, sorted(known_env_ids()), n=limit, cutoff=0.6)
+
+
+def is_multi_agent(env_id: str) -> bool:
+    entry = PLATFORM_ENVS.get(env_id)
+    return entry is not None and entry.kind == "multi"

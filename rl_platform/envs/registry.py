@@ -1,0 +1,58 @@
+"""Register spec envs with Ray under one name each; the only envs file that imports Ray."""
+
+import importlib
+from typing import Any
+
+import gymnasium as gym
+from ray.tune.registry import register_env
+
+from rl_platform.envs.catalog import PLATFORM_ENVS
+from rl_platform.spec.sections import EnvSpec
+
+ATARI_DIM = 64
+ATARI_FRAMESTACK = 4
+
+
+def load_factory(path: str) -> Any:
+    """Import `module:attribute` from our own catalog (never from user strings)."""
+    module_name, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def make_env(env_id: str, wrappers: list[str], kwargs: dict[str, Any]) -> Any:
+    """Build one env instance for `env_id` with the spec's wrappers (runs in env runners)."""
+    entry = PLATFORM_ENVS.get(env_id)
+    if entry is not None:
+        env = load_factory(entry.factory)(dict(kwargs))
+    else:
+        if env_id.startswith("ALE/"):
+            import ale_py
+
+            gym.register_envs(ale_py)
+        env = gym.make(env_id, **kwargs)
+    return apply_wrappers(env, wrappers)
+
+
+def apply_wrappers(env: Any, wrappers: list[str]) -> Any:
+    for name in wrappers:
+        if name == "atari":
+            from ray.rllib.env.wrappers.atari_wrappers import wrap_atari_for_new_api_stack
+
+            env = wrap_atari_for_new_api_stack(env, dim=ATARI_DIM, framestack=ATARI_FRAMESTACK)
+        elif name == "normalize_obs":
+            env = gym.wrappers.NormalizeObservation(env)
+        elif name == "flatten_obs":
+            env = gym.wrappers.FlattenObservation(env)
+    return env
+
+
+def registered_env_name(env: EnvSpec) -> str:
+    """Register a creator for this env spec with Ray and return its name."""
+    name = f"rlp::{env.id}::{'+'.join(env.wrappers) or 'raw'}"
+    env_id, wrappers = env.id, list(env.wrappers)
+
+    def creator(env_config: dict[str, Any]) -> Any:
+        return make_env(env_id, wrappers, dict(env_config))
+
+    register_env(name, creator)
+    return name

@@ -1,0 +1,210 @@
+"""The one place that turns an `ExperimentSpec` into a stock RLlib `AlgorithmConfig`.
+
+New API stack only (RLModule, Learner, ConnectorV2, EnvRunner); no subclassing of
+`AlgorithmConfig` or `Algorithm`. Multi-agent and league wiring hook in through `extend`.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from loguru import logger
+from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+from rl_platform.batch_scaling import auto_scale_batch
+from rl_platform.devices import resolve_device
+from rl_platform.envs.catalog import is_multi_agent
+from rl_platform.envs.registry import registered_env_name
+from rl_platform.spec import ExperimentSpec
+from rl_platform.spec.training import DQNTraining, PPOTraining, SACTraining
+
+MAIN_MODULE_ID = "main"
+ConfigExtension = Callable[[AlgorithmConfig, ExperimentSpec], AlgorithmConfig]
+
+
+def _config_class(algo: str) -> type[AlgorithmConfig]:
+    from ray.rllib.algorithms.appo import APPOConfig
+    from ray.rllib.algorithms.dqn import DQNConfig
+    from ray.rllib.algorithms.impala import IMPALAConfig
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.algorithms.sac import SACConfig
+
+    classes = {"PPO": PPOConfig, "APPO": APPOConfig, "IMPALA": IMPALAConfig}
+    return (classes | {"DQN": DQNConfig, "SAC": SACConfig})[algo]
+
+
+def _learner_class(algo: str) -> type:
+    from rl_platform.learners import guarded
+    from rl_platform.learners.ppo import PlatformPPOLearner
+
+    classes = {"PPO": PlatformPPOLearner, "APPO": guarded.GuardedAPPOLearner}
+    classes |= {"IMPALA": guarded.GuardedIMPALALearner, "DQN": guarded.GuardedDQNLearner}
+    return (classes | {"SAC": guarded.GuardedSACLearner})[algo]
+
+
+def _ppo_family_training(t: PPOTraining, algo: str) -> dict[str, Any]:
+    minibatch, epochs, lr = t.minibatch_size, t.num_epochs, t.lr
+    if t.auto_scale:
+        scaled = auto_scale_batch(
+            train_batch_size=t.train_batch_size,
+            minibatch_size=t.minibatch_size,
+            num_epochs=t.num_epochs,
+            lr=t.lr,
+            target_minibatch=t.auto_scale_targets.target_minibatch,
+            target_grad_steps=t.auto_scale_targets.target_grad_steps,
+            min_epochs=t.auto_scale_targets.min_epochs,
+        )
+        minibatch, epochs, lr = scaled.minibatch_size, scaled.num_epochs, scaled.lr
+        logger.info(
+            "auto_scale: minibatch_size={} num_epochs={} lr={:.3g} ({} gradient steps/iteration)",
+            minibatch, epochs, lr, scaled.grad_steps,
+        )
+    kwargs: dict[str, Any] = {
+        "lr": lr,
+        "gamma": t.gamma,
+        "train_batch_size_per_learner": t.train_batch_size,
+        "minibatch_size": minibatch,
+        "num_epochs": epochs,
+        "grad_clip": t.grad_clip,
+        "vf_loss_coeff": t.vf_loss_coeff,
+        "entropy_coeff": t.entropy_coeff,
+    }
+    if algo == "PPO":
+        kwargs |= {
+            "lambda_": t.lambda_,
+            "clip_param": t.clip_param,
+            "vf_clip_param": t.vf_clip_param,
+            "use_kl_loss": t.use_kl_loss,
+            "kl_coeff": t.kl_coeff,
+        }
+    elif algo == "APPO":
+        kwargs |= {"lambda_": t.lambda_, "clip_param": t.clip_param, "use_kl_loss": t.use_kl_loss}
+    return kwargs
+
+
+def _replay_training(t: DQNTraining | SACTraining) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {
+        "gamma": t.gamma,
+        "train_batch_size_per_learner": t.train_batch_size,
+        "grad_clip": t.grad_clip,
+        "n_step": t.n_step,
+        "num_steps_sampled_before_learning_starts": t.num_steps_sampled_before_learning_starts,
+        "replay_buffer_config": {
+            "type": "PrioritizedEpisodeReplayBuffer",
+            "capacity": t.replay_capacity,
+        },
+    }
+    if isinstance(t, DQNTraining):
+        kwargs |= {
+            "lr": t.lr,
+            "target_network_update_freq": t.target_network_update_freq,
+            "double_q": t.double_q,
+            "dueling": t.dueling,
+            "epsilon": [(0, 1.0), (t.epsilon_timesteps, t.final_epsilon)],
+            "training_intensity": t.training_intensity,
+        }
+    else:
+        kwargs |= {
+            "actor_lr": t.actor_lr,
+            "critic_lr": t.critic_lr,
+            "alpha_lr": t.alpha_lr,
+            "tau": t.tau,
+            "initial_alpha": t.initial_alpha,
+            "twin_q": t.twin_q,
+        }
+    return kwargs
+
+
+def _module_spec(spec: ExperimentSpec) -> RLModuleSpec:
+    model = spec.model
+    if model.type in ("default", "mlp"):
+        model_config = DefaultModelConfig(
+            fcnet_hiddens=list(model.hidden),
+            fcnet_activation=model.activation,
+            vf_share_layers=model.vf_share_layers,
+        )
+        if "atari" in spec.env.wrappers:
+            model_config = DefaultModelConfig(
+                conv_filters=[[16, 4, 2], [32, 4, 2], [64, 4, 2], [128, 4, 2]],
+                conv_activation="relu",
+                head_fcnet_hiddens=list(model.hidden),
+                vf_share_layers=True,
+            )
+        return RLModuleSpec(model_config=model_config)
+    from rl_platform.modules import module_class_for
+
+    return RLModuleSpec(module_class=module_class_for(model.type), model_config=dict(model.settings))
+
+
+def _apply_modules(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
+    module_spec = _module_spec(spec)
+    if spec.model.type == "transformer_lstm":
+        from rl_platform.modules import history_connector_for
+
+        config = config.env_runners(
+            env_to_module_connector=history_connector_for(dict(spec.model.settings))
+        )
+    if not is_multi_agent(spec.env.id):
+        return config.rl_module(rl_module_spec=module_spec)
+    # Without a league, every agent shares one learning module (naive self-play).
+    config = config.multi_agent(
+        policies={MAIN_MODULE_ID},
+        policy_mapping_fn=lambda agent_id, episode, **kwargs: MAIN_MODULE_ID,
+    )
+    return config.rl_module(
+        rl_module_spec=MultiRLModuleSpec(rl_module_specs={MAIN_MODULE_ID: module_spec})
+    )
+
+
+def _apply_resources(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
+    res = spec.resources
+    device = resolve_device(res.device)
+    gpus = res.gpus_per_learner
+    if device == "cuda" and gpus == 0:
+        gpus = 1.0
+    elif device != "cuda":
+        if device == "mps":
+            logger.warning("RLlib 2.60 learners run on CUDA or CPU; MPS requested, using CPU")
+        gpus = 0.0
+    logger.info("learner device: {} (gpus_per_learner={})", "cuda" if gpus else "cpu", gpus)
+    return config.learners(
+        num_learners=res.learners,
+        num_gpus_per_learner=gpus,
+        learner_class=_learner_class(spec.algo),
+    )
+
+
+def build_algorithm_config(
+    spec: ExperimentSpec, *, extensions: list[ConfigExtension] | None = None
+) -> AlgorithmConfig:
+    """Translate the spec; `extensions` (league, BC, metrics callbacks) refine the result."""
+    config = _config_class(spec.algo)()
+    training = spec.training
+    if isinstance(training, PPOTraining):
+        train_kwargs = _ppo_family_training(training, spec.algo)
+    else:
+        train_kwargs = _replay_training(training)
+    config = (
+        config.environment(env=registered_env_name(spec.env), env_config=dict(spec.env.kwargs))
+        .env_runners(
+            num_env_runners=spec.resources.env_runners,
+            num_envs_per_env_runner=spec.env.envs_per_runner,
+            num_cpus_per_env_runner=spec.resources.cpus_per_env_runner,
+            gym_env_vectorize_mode=spec.env.vectorize_mode,
+        )
+        .training(**train_kwargs)
+        .fault_tolerance(
+            restart_failed_env_runners=True,
+            max_num_env_runner_restarts=3,
+            delay_between_env_runner_restarts_s=0.0,
+        )
+        .reporting(metrics_num_episodes_for_smoothing=100)
+        .debugging(seed=spec.seed, log_level="WARN")
+    )
+    config = _apply_resources(config, spec)
+    config = _apply_modules(config, spec)
+    for extend in extensions or []:
+        config = extend(config, spec)
+    return config

@@ -1,0 +1,1 @@
+"""Training orchestration: the run loop, checkpoints, metric sinks, signals and progress."""

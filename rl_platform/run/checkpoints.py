@@ -1,0 +1,100 @@
+"""Atomic checkpoints with a `latest` pointer and keep-last-K retention.
+
+Each checkpoint is a folder `iter_NNNNNN/` built in a temp folder and renamed into place, holding
+one safetensors + JSON pair per state part (`algorithm`, `league`, ...) and `rlp_state.json`
+(counters and the sha256 of each part). `latest` is a one-line file replaced atomically after the
+folder is complete, so a SIGKILL or a full disk mid-save leaves the previous checkpoint `latest`.
+"""
+
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from rl_platform.utils.atomic import atomic_directory, write_json_atomic, write_text_atomic
+from rl_platform.utils.state_codec import load_state_tree, save_state_tree
+
+META_FILE = "rlp_state.json"
+LATEST_FILE = "latest"
+_NAME = re.compile(r"^iter_(\d{6,})$")
+
+
+@dataclass(frozen=True)
+class LoadedCheckpoint:
+    path: Path
+    meta: dict[str, Any]
+    parts: dict[str, Any]
+
+
+def checkpoint_name(iteration: int) -> str:
+    return f"iter_{iteration:06d}"
+
+
+class CheckpointStore:
+    """Checkpoints of one run under `<run_dir>/checkpoints/`."""
+
+    def __init__(self, root: str | Path, *, keep_last: int = 3) -> None:
+        self.root = Path(root)
+        self.keep_last = keep_last
+
+    def save(self, *, iteration: int, parts: dict[str, Any], meta: dict[str, Any]) -> Path:
+        final = self.root / checkpoint_name(iteration)
+        with atomic_directory(final) as tmp:
+            hashes = {stem: save_state_tree(tree, tmp, stem=stem) for stem, tree in parts.items()}
+            write_json_atomic(tmp / META_FILE, {**meta, "iteration": iteration, "sha256": hashes})
+        write_text_atomic(self.root / LATEST_FILE, final.name + "\n")
+        self._prune(keep=final.name)
+        return final
+
+    def complete_checkpoints(self) -> list[Path]:
+        if not self.root.is_dir():
+            return []
+        found = [p for p in self.root.iterdir() if _NAME.match(p.name) and (p / META_FILE).is_file()]
+        return sorted(found, key=lambda p: int(_NAME.match(p.name).group(1)))  # type: ignore[union-attr]
+
+    def latest(self) -> Path | None:
+        pointer = self.root / LATEST_FILE
+        if pointer.is_file():
+            candidate = self.root / pointer.read_text().strip()
+            if _NAME.match(candidate.name) and (candidate / META_FILE).is_file():
+                return candidate
+            logger.warning("checkpoint pointer {} is stale; using the newest complete one", pointer)
+        complete = self.complete_checkpoints()
+        return complete[-1] if complete else None
+
+    def _prune(self, *, keep: str) -> None:
+        for stale in self.root.glob(".iter_*.tmp"):  # leftovers of a killed save
+            shutil.rmtree(stale, ignore_errors=True)
+        complete = self.complete_checkpoints()
+        for old in complete[: max(0, len(complete) - self.keep_last)]:
+            if old.name != keep:
+                shutil.rmtree(old, ignore_errors=True)
+
+
+def load_checkpoint(path: str | Path) -> LoadedCheckpoint:
+    """Load every part of one checkpoint folder, verifying the recorded hashes first."""
+    path = Path(path)
+    meta = json.loads((path / META_FILE).read_text())
+    parts = {
+        stem: load_state_tree(path, stem=stem, expected_sha256=digest)
+        for stem, digest in meta.get("sha256", {}).items()
+    }
+    return LoadedCheckpoint(path=path, meta=meta, parts=parts)
+
+
+def resolve_checkpoint(path: str | Path) -> Path:
+    """Accept a checkpoint folder, a run folder or a `checkpoints/` folder; return the folder."""
+    path = Path(path)
+    if (path / META_FILE).is_file():
+        return path
+    for root in (path / "checkpoints", path):
+        latest = CheckpointStore(root).latest()
+        if latest is not None:
+            return latest
+    from rl_platform.errors import UserError
+
+    raise UserError(f"{path}: no complete checkpoint found (expected {META_FILE} or checkpoints/latest)")

@@ -1,0 +1,32 @@
+"""`rlp export`: the policy weights of one module as a standalone safetensors file."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from safetensors.numpy import save as save_arrays
+
+from rl_platform.errors import UserError
+from rl_platform.run.algorithm_state import ALGORITHM_PART, module_weights
+from rl_platform.run.checkpoints import load_checkpoint, resolve_checkpoint
+from rl_platform.run.metrics import MAIN_MODULE_CANDIDATES
+from rl_platform.utils.atomic import write_bytes_atomic
+
+
+@dataclass(frozen=True)
+class ExportedPolicy:
+    path: Path
+    module_id: str
+    num_tensors: int
+
+
+def export_policy(checkpoint: str | Path, out: str | Path, *, module_id: str | None = None) -> ExportedPolicy:
+    loaded = load_checkpoint(resolve_checkpoint(checkpoint))
+    weights = module_weights(loaded.parts[ALGORITHM_PART])
+    if module_id is None:
+        module_id = next((m for m in MAIN_MODULE_CANDIDATES if m in weights), next(iter(weights), None))
+    if module_id not in weights:
+        raise UserError(f"--module {module_id!r}: not in the checkpoint (modules: {', '.join(weights)})")
+    metadata = {"module_id": str(module_id), "source": str(loaded.path), "format": "rlp-policy-v1"}
+    out_path = Path(out)
+    write_bytes_atomic(out_path, save_arrays(dict(weights[module_id]), metadata=metadata))
+    return ExportedPolicy(out_path, str(module_id), len(weights[module_id]))

@@ -1,0 +1,46 @@
+"""Run folders: `<out>/<name>/<YYYYmmdd-HHMMSS>/` with spec.yaml, metrics, checkpoints, logs."""
+
+import time
+from pathlib import Path
+
+from loguru import logger
+
+from rl_platform.errors import UserError
+from rl_platform.spec import ExperimentSpec
+from rl_platform.utils.atomic import write_text_atomic
+from rl_platform.utils.names import safe_join
+from rl_platform.utils.safe_yaml import dump_yaml
+from rl_platform.utils.secrets import mask_secrets
+
+SPEC_FILE = "spec.yaml"
+LOG_FILE = "train.log"
+
+
+def new_run_dir(out_dir: str | Path, name: str) -> Path:
+    """A fresh folder for this run; a same-second collision gets a numeric suffix."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = safe_join(Path(out_dir), name)
+    for suffix in ["", *(f"-{i}" for i in range(1, 100))]:
+        candidate = base / f"{stamp}{suffix}"
+        try:
+            candidate.mkdir(parents=True, exist_ok=False)
+            return candidate
+        except FileExistsError:
+            continue
+    raise UserError(f"{base}: could not create a unique run folder")
+
+
+def existing_run_dir(path: str | Path) -> Path:
+    run_dir = Path(path)
+    if not (run_dir / SPEC_FILE).is_file():
+        raise UserError(f"--resume {run_dir}: not a run folder (no {SPEC_FILE}); pass the folder `rlp train` created")
+    return run_dir
+
+
+def write_spec(run_dir: Path, spec: ExperimentSpec) -> None:
+    """The resolved spec beside the run, secrets masked, so the run can be reproduced."""
+    write_text_atomic(run_dir / SPEC_FILE, dump_yaml(mask_secrets(spec.dump())))
+
+
+def add_file_log(run_dir: Path) -> int:
+    return logger.add(run_dir / LOG_FILE, level="INFO", enqueue=False)

@@ -1,0 +1,34 @@
+"""Stop conditions and checkpoint cadence (pure; the first stop condition reached wins)."""
+
+import time
+
+from rl_platform.spec.sections import CheckpointSpec, StopSpec
+
+
+class StopTracker:
+    def __init__(self, stop: StopSpec, checkpoint: CheckpointSpec) -> None:
+        self.stop, self.checkpoint = stop, checkpoint
+        self.started = time.monotonic()
+        self.last_checkpoint_time = self.started
+
+    def stop_reason(self, metrics: dict[str, float]) -> str | None:
+        stop = self.stop
+        if stop.iterations is not None and metrics["iteration"] >= stop.iterations:
+            return f"iterations >= {stop.iterations}"
+        if stop.env_steps is not None and metrics["env_steps"] >= stop.env_steps:
+            return f"env_steps >= {stop.env_steps}"
+        ret = metrics.get("train/episode_return_mean")
+        if stop.return_mean is not None and ret is not None and ret >= stop.return_mean:
+            return f"return_mean >= {stop.return_mean}"
+        if stop.minutes is not None and time.monotonic() - self.started >= stop.minutes * 60:
+            return f"minutes >= {stop.minutes}"
+        return None
+
+    def checkpoint_due(self, iteration: int) -> bool:
+        every_iter, every_min = self.checkpoint.every_iterations, self.checkpoint.every_minutes
+        if every_iter is not None and iteration % every_iter == 0:
+            return True
+        return every_min is not None and time.monotonic() - self.last_checkpoint_time >= every_min * 60
+
+    def mark_checkpoint(self, iteration: int) -> None:
+        self.last_checkpoint_time = time.monotonic()

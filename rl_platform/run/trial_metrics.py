@@ -1,0 +1,37 @@
+"""The end-of-run summary in SLM-Lab's `trial_metrics:` convention (so existing scripts can grep it)."""
+
+import math
+import time
+from typing import Any
+
+
+class TrialMetrics:
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.last_return: float | None = None
+        self.best_return: float | None = None
+
+    def observe(self, metrics: dict[str, float]) -> None:
+        value = metrics.get("train/episode_return_mean")
+        if value is None or not math.isfinite(value):
+            return
+        self.last_return = value
+        self.best_return = value if self.best_return is None else max(self.best_return, value)
+
+    def summary(self, *, env_steps: int, iterations: int) -> dict[str, Any]:
+        wall_s = time.monotonic() - self.started
+        return {
+            "frame": env_steps,
+            "total_reward_ma": self.last_return,
+            "best_total_reward_ma": self.best_return,
+            "iterations": iterations,
+            "wall_s": round(wall_s, 2),
+            "env_steps_per_s": round(env_steps / wall_s, 1) if wall_s > 0 else None,
+        }
+
+    @staticmethod
+    def format_line(summary: dict[str, Any]) -> str:
+        def fmt(value: Any) -> str:
+            return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+        return " | ".join(f"{key}:{fmt(value)}" for key, value in summary.items())

@@ -1,0 +1,104 @@
+"""The top-level experiment spec: one YAML file is one `ExperimentSpec`."""
+
+from typing import Any, Literal
+
+from pydantic import field_validator, model_validator
+
+from rl_platform.spec.base import SpecModel
+from rl_platform.spec.sections import (
+    CheckpointSpec,
+    EnvSpec,
+    HealthSpec,
+    LoggingSpec,
+    ModelSpec,
+    ResourcesSpec,
+    StopSpec,
+)
+from rl_platform.spec.training import PPOTraining, TrainingSpec
+from rl_platform.utils.names import is_safe_name
+
+AlgoName = Literal["PPO", "APPO", "IMPALA", "DQN", "SAC"]
+BUDGET_SECTIONS = ("stop", "checkpoint", "resources")
+
+
+class ProfileSpec(SpecModel):
+    """A named set of budget overrides (`--profile NAME`); hyperparameters are never touched."""
+
+    stop: dict[str, Any] = {}
+    """Overrides for `stop` keys."""
+    checkpoint: dict[str, Any] = {}
+    """Overrides for `checkpoint` keys."""
+    resources: dict[str, Any] = {}
+    """Overrides for `resources` keys."""
+
+    @model_validator(mode="after")
+    def _keys_exist(self) -> "ProfileSpec":
+        sections = {"stop": StopSpec, "checkpoint": CheckpointSpec, "resources": ResourcesSpec}
+        for section, model in sections.items():
+            unknown = set(getattr(self, section)) - set(model.model_fields)
+            if unknown:
+                raise ValueError(
+                    f"unknown {section} key(s) {sorted(unknown)}; allowed: {sorted(model.model_fields)}"
+                )
+        return self
+
+
+class ExperimentSpec(SpecModel):
+    """A complete, validated experiment."""
+
+    name: str
+    """Experiment name; becomes a folder name, so letters, digits, '.', '_', '-' only."""
+    algo: AlgoName = "PPO"
+    """RLlib algorithm."""
+    seed: int | None = 0
+    """Seed for RLlib, torch and the envs; None for a random seed."""
+    env: EnvSpec
+    """The environment."""
+    training: TrainingSpec = PPOTraining()
+    """Algorithm hyperparameters; which keys exist depends on `algo`."""
+    model: ModelSpec = ModelSpec()
+    """The network."""
+    resources: ResourcesSpec = ResourcesSpec()
+    """Env runners, learners, GPUs, device."""
+    stop: StopSpec = StopSpec(iterations=100)
+    """Stop conditions (first reached wins)."""
+    checkpoint: CheckpointSpec = CheckpointSpec()
+    """Checkpoint cadence and retention."""
+    logging: LoggingSpec = LoggingSpec()
+    """Metric sinks."""
+    health: HealthSpec = HealthSpec()
+    """Health checks (entropy collapse, NaN)."""
+    profiles: dict[str, ProfileSpec] = {}
+    """Named budget overrides; every experiment file declares at least `smoke`."""
+    vars: dict[str, Any] = {}
+    """Free variables for `${vars.NAME}` interpolation."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _route_training_by_algo(cls, data: Any) -> Any:
+        """Tell the training union which model applies: the one of the top-level `algo`."""
+        if isinstance(data, dict):
+            algo = data.get("algo", "PPO")
+            training = data.get("training")
+            if training is None:
+                training = {}
+            if isinstance(training, dict) and isinstance(algo, str):
+                data = {**data, "training": {**training, "algo": algo}}
+        return data
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        if not is_safe_name(value):
+            raise ValueError(
+                "must be 1-128 letters, digits, '.', '_', '-' or '+' starting with a letter or "
+                "digit (it becomes a folder name)"
+            )
+        return value
+
+    def dump(self) -> dict[str, Any]:
+        """Plain data, YAML-ready, mirroring the file format (no routing keys)."""
+        data = self.model_dump(mode="json", by_alias=True)
+        data["training"].pop("algo", None)
+        return data
+

@@ -1,0 +1,135 @@
+"""Load a spec file: `_base` includes, a profile, `--set` overrides, `${...}` interpolation,
+then validation. Every failure becomes a `SpecError` with one line per problem.
+"""
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+from pydantic import ValidationError
+
+from rl_platform.errors import SpecError
+from rl_platform.spec.experiment import BUDGET_SECTIONS, ExperimentSpec
+from rl_platform.spec.problems import describe_validation_error
+from rl_platform.utils.safe_yaml import YamlTagError, parse_yaml
+
+BASE_KEY = "_base"
+
+
+def _read_mapping(path: Path, source: str) -> dict[str, Any]:
+    if not path.is_file():
+        raise SpecError([f"{path}: file not found"], source=source)
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = parse_yaml(text)
+    except YamlTagError as exc:
+        raise SpecError([f"{path}: {exc}"], source=source) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecError([f"{path}: not valid YAML: {where}{problem}"], source=source) from None
+    if data is None:
+        raise SpecError([f"{path}: the file is empty; a spec needs at least `name` and `env`"], source=source)
+    if not isinstance(data, dict):
+        kind = type(data).__name__
+        raise SpecError([f"{path}: top level must be a mapping of sections, got {kind}"], source=source)
+    return data
+
+
+def _load_with_bases(path: Path, source: str, seen: tuple[Path, ...] = ()) -> DictConfig:
+    """Merge `_base` files (in order, each resolved relative to its includer) under this one."""
+    path = path.resolve()
+    if path in seen:
+        chain = " -> ".join(str(p) for p in (*seen, path))
+        raise SpecError([f"{BASE_KEY}: include cycle {chain}"], source=source)
+    data = _read_mapping(path, source)
+    bases = data.pop(BASE_KEY, [])
+    if isinstance(bases, str):
+        bases = [bases]
+    if not isinstance(bases, list) or not all(isinstance(b, str) for b in bases):
+        raise SpecError([f"{BASE_KEY}: {bases!r} is invalid: expected a list of file paths"], source=source)
+    merged = OmegaConf.create()
+    for base in bases:
+        merged = OmegaConf.merge(merged, _load_with_bases(path.parent / base, source, (*seen, path)))
+    try:
+        return OmegaConf.merge(merged, OmegaConf.create(data))
+    except OmegaConfBaseException as exc:
+        raise SpecError([f"{path}: {exc}"], source=source) from None
+
+
+def _apply_profile(config: DictConfig, profile: str, source: str) -> DictConfig:
+    profiles = config.get("profiles") or {}
+    if profile not in profiles:
+        available = ", ".join(sorted(profiles)) or "none declared"
+        raise SpecError([f"profiles.{profile}: no such profile (available: {available})"], source=source)
+    chosen = profiles[profile]
+    extra = set(chosen) - set(BUDGET_SECTIONS)
+    if extra:
+        raise SpecError(
+            [f"profiles.{profile}.{sorted(extra)[0]}: profiles may only override {', '.join(BUDGET_SECTIONS)}"],
+            source=source,
+        )
+    overlay = {section: chosen[section] for section in BUDGET_SECTIONS if section in chosen}
+    return OmegaConf.merge(config, OmegaConf.create(overlay))
+
+
+def parse_override(item: str) -> tuple[str, Any]:
+    """`a.b=value` -> ("a.b", parsed value). Values are YAML scalars/lists (`[64, 64]`, `3e-4`)."""
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep or not key or any(not part for part in key.split(".")):
+        raise SpecError([f"--set {item!r}: expected KEY=VALUE with a dotted key, e.g. training.lr=3e-4"])
+    try:
+        value = parse_yaml(raw) if raw.strip() else ""
+    except (YamlTagError, yaml.YAMLError):
+        value = raw  # not YAML: keep the literal text
+    return key, value
+
+
+def _apply_overrides(config: DictConfig, overrides: list[str]) -> DictConfig:
+    for item in overrides:
+        key, value = parse_override(item)
+        try:
+            OmegaConf.update(config, key, value, merge=True, force_add=True)
+        except OmegaConfBaseException as exc:
+            raise SpecError([f"--set {key}: cannot apply: {exc}".splitlines()[0]]) from None
+    return config
+
+
+def _resolve(config: DictConfig, source: str) -> dict[str, Any]:
+    try:
+        return OmegaConf.to_container(config, resolve=True)  # type: ignore[return-value]
+    except OmegaConfBaseException as exc:
+        key = getattr(exc, "full_key", "") or "<interpolation>"
+        detail = str(exc).splitlines()[0]
+        raise SpecError([f"{key}: cannot resolve interpolation: {detail}"], source=source) from None
+
+
+def resolve_spec_data(
+    path: str | Path, *, overrides: list[str] | None = None, profile: str | None = None
+) -> dict[str, Any]:
+    """The merged, profiled, overridden and interpolated spec as plain data (not yet validated)."""
+    source = str(path)
+    config = _load_with_bases(Path(path), source)
+    if profile:
+        config = _apply_profile(config, profile, source)
+    config = _apply_overrides(config, overrides or [])
+    return _resolve(config, source)
+
+
+def validate_spec_data(data: dict[str, Any], *, source: str = "spec") -> ExperimentSpec:
+    try:
+        return ExperimentSpec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(describe_validation_error(ExperimentSpec, exc), source=source) from None
+
+
+def load_spec(
+    path: str | Path, *, overrides: list[str] | None = None, profile: str | None = None
+) -> ExperimentSpec:
+    """Load, merge, override and validate a spec file. Raises `SpecError` on any problem."""
+    data = resolve_spec_data(path, overrides=overrides, profile=profile)
+    return validate_spec_data(data, source=str(path))

@@ -1,0 +1,119 @@
+"""The spec's sections other than `training`: env, model, resources, stop, checkpoint, logging."""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from rl_platform.envs.catalog import close_env_ids, is_known_env
+from rl_platform.spec.base import SpecModel
+
+PositiveInt = Annotated[int, Field(gt=0)]
+NonNegativeInt = Annotated[int, Field(ge=0)]
+
+
+class EnvSpec(SpecModel):
+    """Which environment to run and how many copies each env runner steps."""
+
+    id: str
+    """Gymnasium id (CartPole-v1, ALE/Pong-v5, Hopper-v5) or an rl_platform id (rlp/Duel-v0)."""
+    kwargs: dict[str, Any] = {}
+    """Keyword arguments for the env constructor (`gymnasium.make(id, **kwargs)`)."""
+    envs_per_runner: PositiveInt = 1
+    """Vectorized copies of the env per env runner."""
+    wrappers: list[Literal["atari", "normalize_obs", "flatten_obs"]] = []
+    """Preprocessing: `atari` = RLlib's Atari stack (84x84 grey, frame skip, 4-frame stack)."""
+    vectorize_mode: Literal["sync", "async"] = "sync"
+    """gymnasium vector mode per runner; `async` runs each copy in its own process."""
+
+    @field_validator("id")
+    @classmethod
+    def _known_env(cls, env_id: str) -> str:
+        if not is_known_env(env_id):
+            close = close_env_ids(env_id)
+            hint = f"did you mean {', '.join(close)}?" if close else "`rlp envs` lists known ids"
+            raise ValueError(f"unknown env id; {hint}")
+        return env_id
+
+
+class ModelSpec(SpecModel):
+    """The network. `type` selects the RLModule; other keys are that module's settings."""
+
+    type: Literal["default", "mlp", "lstm", "transformer_lstm"] = "default"
+    """`default`/`mlp`: RLlib's catalog MLP; `lstm`, `transformer_lstm`: rl_platform modules."""
+    hidden: list[PositiveInt] = [256, 256]
+    """Hidden layer sizes of the MLP (`default`/`mlp`)."""
+    activation: Literal["tanh", "relu", "silu"] = "tanh"
+    """Hidden activation of the MLP."""
+    vf_share_layers: bool = False
+    """Share the MLP trunk between policy and value function."""
+    settings: dict[str, Any] = {}
+    """Extra keys passed unchanged to the custom module's model_config (lstm sizes, heads, ...)."""
+
+
+class ResourcesSpec(SpecModel):
+    """Where things run. A budget section: profiles may override it."""
+
+    env_runners: NonNegativeInt = 0
+    """Remote env-runner actors; 0 samples in the driver process (fastest on small machines)."""
+    learners: NonNegativeInt = 0
+    """Remote learner actors; 0 trains in the driver process."""
+    gpus_per_learner: Annotated[float, Field(ge=0.0)] = 0.0
+    """GPUs per learner (fractions allowed). With learners=0, >0 puts the local learner on GPU."""
+    device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
+    """Learner device. `auto` picks CUDA, then MPS, then CPU."""
+    cpus_per_env_runner: Annotated[float, Field(gt=0.0)] = 1.0
+    """CPUs reserved per remote env runner."""
+
+
+class StopSpec(SpecModel):
+    """Stop at the first condition reached. A budget section: profiles may override it."""
+
+    env_steps: PositiveInt | None = None
+    """Total env steps sampled."""
+    iterations: PositiveInt | None = None
+    """Training iterations."""
+    return_mean: float | None = None
+    """Mean return over the last 100 episodes."""
+    minutes: Annotated[float, Field(gt=0.0)] | None = None
+    """Wall-clock minutes since this (possibly resumed) process started training."""
+
+    @model_validator(mode="after")
+    def _at_least_one(self) -> "StopSpec":
+        if all(v is None for v in (self.env_steps, self.iterations, self.return_mean, self.minutes)):
+            raise ValueError("set at least one of env_steps, iterations, return_mean, minutes")
+        return self
+
+
+class CheckpointSpec(SpecModel):
+    """Checkpoint cadence and retention. A budget section: profiles may override it."""
+
+    every_iterations: PositiveInt | None = 10
+    """Save every N iterations (None: only by time and at the end)."""
+    every_minutes: Annotated[float, Field(gt=0.0)] | None = None
+    """Save every M minutes of wall time."""
+    keep_last: PositiveInt = 3
+    """Keep the newest K checkpoints; older ones are deleted after a new one is complete."""
+    at_end: bool = True
+    """Save a final checkpoint when training stops (also on Ctrl+C / SIGTERM)."""
+
+
+class LoggingSpec(SpecModel):
+    """Metric sinks. metrics.jsonl is always written."""
+
+    wandb: Literal["off", "offline", "online"] = "offline"
+    """Weights & Biases mode; `offline` needs no account (files under the run folder)."""
+    project: str = "rl_platform"
+    """W&B project."""
+    tags: list[str] = []
+    """W&B tags."""
+    tensorboard: bool = True
+    """Write TensorBoard event files under the run folder."""
+
+
+class HealthSpec(SpecModel):
+    """Training health checks."""
+
+    min_entropy: Annotated[float, Field(ge=0.0)] | None = None
+    """Warn and log `health/entropy_collapse` when policy entropy falls below this."""
+    stop_on_nan: bool = True
+    """Stop when a loss or weight is NaN/Inf; the last good checkpoint stays `latest`."""

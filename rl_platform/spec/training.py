@@ -1,0 +1,124 @@
+"""Algorithm hyperparameters (`training:`), one model per algorithm family.
+
+The spec's `algo` selects the model; its fields map one to one onto RLlib's
+`AlgorithmConfig.training(...)` arguments in `rl_platform.rllib_config`.
+"""
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from rl_platform.spec.base import SpecModel
+
+PositiveInt = Annotated[int, Field(gt=0)]
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class AutoScaleSpec(SpecModel):
+    """Targets for `training.auto_scale` (see docs/batch_scaling.md for the rule)."""
+
+    target_minibatch: PositiveInt = 8192
+    """Keep the minibatch near this size for large batches."""
+    target_grad_steps: PositiveInt = 16
+    """Aim for about this many gradient steps per training iteration."""
+    min_epochs: PositiveInt = 2
+    """Never fewer passes over each batch than this."""
+
+
+class CommonTraining(SpecModel):
+    """Hyperparameters every algorithm shares."""
+
+    lr: Annotated[float, Field(gt=0.0, le=1.0)] = 3e-4
+    """Learning rate of the (first) optimizer."""
+    gamma: Fraction = 0.99
+    """Discount factor."""
+    train_batch_size: PositiveInt = 4000
+    """Env steps per learner per training iteration (RLlib's train_batch_size_per_learner)."""
+    grad_clip: Annotated[float, Field(gt=0.0)] | None = None
+    """Global-norm gradient clip; None disables clipping."""
+
+
+class PPOTraining(CommonTraining):
+    """PPO, APPO and IMPALA hyperparameters (all on-policy with a value function)."""
+
+    algo: Literal["PPO", "APPO", "IMPALA"] = "PPO"
+    minibatch_size: PositiveInt = 128
+    """SGD minibatch size."""
+    num_epochs: PositiveInt = 10
+    """Passes over each train batch."""
+    lambda_: Fraction = Field(default=0.95, alias="lambda")
+    """GAE lambda (PPO) / v-trace lambda (APPO, IMPALA)."""
+    clip_param: Annotated[float, Field(gt=0.0, le=1.0)] = 0.2
+    """PPO surrogate clip epsilon."""
+    vf_clip_param: Annotated[float, Field(gt=0.0)] = 10.0
+    """Clip for the value-function loss."""
+    vf_loss_coeff: Annotated[float, Field(ge=0.0)] = 0.5
+    """Weight of the value-function loss."""
+    entropy_coeff: Annotated[float, Field(ge=0.0)] = 0.0
+    """Weight of the entropy bonus."""
+    use_kl_loss: bool = False
+    """Add RLlib's adaptive KL penalty."""
+    kl_coeff: Annotated[float, Field(ge=0.0)] = 0.2
+    """Initial KL coefficient when use_kl_loss is on."""
+    auto_scale: bool = False
+    """Pick minibatch size, epochs and LR from the batch size (see docs/batch_scaling.md)."""
+    auto_scale_targets: AutoScaleSpec = AutoScaleSpec()
+    """Targets used when auto_scale is on."""
+
+
+class DQNTraining(CommonTraining):
+    """DQN (double, dueling, n-step) hyperparameters."""
+
+    algo: Literal["DQN"] = "DQN"
+    train_batch_size: PositiveInt = 32
+    """Replay minibatch size per learner."""
+    replay_capacity: PositiveInt = 50_000
+    """Replay buffer capacity in env steps."""
+    target_network_update_freq: PositiveInt = 500
+    """Env steps between target-network syncs."""
+    num_steps_sampled_before_learning_starts: Annotated[int, Field(ge=0)] = 1000
+    """Warm-up env steps before the first update."""
+    double_q: bool = True
+    """Use double Q-learning."""
+    dueling: bool = True
+    """Use a dueling head."""
+    n_step: PositiveInt = 1
+    """N-step returns."""
+    epsilon_timesteps: PositiveInt = 10_000
+    """Env steps over which exploration epsilon decays from 1.0 to final_epsilon."""
+    final_epsilon: Fraction = 0.02
+    """Exploration epsilon after the decay."""
+    training_intensity: Annotated[float, Field(gt=0.0)] | None = None
+    """Replayed / sampled step ratio; None uses RLlib's natural value."""
+
+
+class SACTraining(CommonTraining):
+    """SAC hyperparameters."""
+
+    algo: Literal["SAC"] = "SAC"
+    train_batch_size: PositiveInt = 256
+    """Replay minibatch size per learner."""
+    actor_lr: Annotated[float, Field(gt=0.0, le=1.0)] = 3e-4
+    """Actor learning rate."""
+    critic_lr: Annotated[float, Field(gt=0.0, le=1.0)] = 3e-4
+    """Critic learning rate."""
+    alpha_lr: Annotated[float, Field(gt=0.0, le=1.0)] = 3e-4
+    """Entropy-temperature learning rate."""
+    tau: Annotated[float, Field(gt=0.0, le=1.0)] = 0.005
+    """Polyak factor for target networks."""
+    initial_alpha: Annotated[float, Field(gt=0.0)] = 1.0
+    """Initial entropy temperature."""
+    replay_capacity: PositiveInt = 1_000_000
+    """Replay buffer capacity in env steps."""
+    num_steps_sampled_before_learning_starts: Annotated[int, Field(ge=0)] = 1500
+    """Warm-up env steps before the first update."""
+    n_step: PositiveInt = 1
+    """N-step returns."""
+    twin_q: bool = True
+    """Use clipped double-Q."""
+
+
+TrainingSpec = Annotated[
+    PPOTraining | DQNTraining | SACTraining, Field(discriminator="algo")
+]
+ALGO_NAMES = ("PPO", "APPO", "IMPALA", "DQN", "SAC")

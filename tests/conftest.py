@@ -1,0 +1,40 @@
+"""Shared fixtures: one session-scoped local Ray, and small-spec helpers.
+
+`address="local"` always starts a fresh embedded Ray and never joins a stale cluster.
+"""
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+EXPERIMENTS = REPO_ROOT / "experiments"
+
+# Keep tests offline and quiet: W&B never phones home, Ray never asks about usage stats.
+os.environ.setdefault("WANDB_MODE", "offline")
+os.environ.setdefault("WANDB_SILENT", "true")
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+
+
+@pytest.fixture(scope="session")
+def ray_local() -> Iterator[None]:
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture
+def write_spec(tmp_path: Path):
+    """Write YAML text to a file in tmp_path and return its path."""
+
+    def _write(text: str, name: str = "spec.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    return _write
