@@ -1,0 +1,78 @@
+"""`rlp train` end to end on CartPole: run folder, metrics, resume, export, learning."""
+
+import json
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+from rl_platform import load_spec, train
+from rl_platform.run.algorithm_state import module_weights
+from rl_platform.run.checkpoints import load_checkpoint
+from rl_platform.run.export import export_policy
+from tests.conftest import EXPERIMENTS
+
+TINY = ["training.train_batch_size=500", "training.minibatch_size=250", "training.num_epochs=2"]
+
+
+def _spec(*extra: str, profile: str | None = "smoke"):
+    overrides = [*TINY, *extra]
+    return load_spec(EXPERIMENTS / "cartpole_ppo.yaml", profile=profile, overrides=overrides)
+
+
+def test_run_folder_metrics_and_resume(ray_local, tmp_path):
+    first = train(_spec("logging.wandb=offline", "stop.iterations=2"), out_dir=tmp_path)
+    run_dir = first.run_dir
+    for name in ("spec.yaml", "metrics.jsonl", "trial_metrics.json", "train.log"):
+        assert (run_dir / name).is_file(), name
+    assert (run_dir / "checkpoints" / "latest").read_text().strip() == "iter_000002"
+    assert list((run_dir / "tensorboard").glob("events.out.tfevents.*"))
+    assert list((run_dir / "wandb").glob("offline-run-*"))
+
+    lines = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [m["iteration"] for m in lines] == [1, 2]
+    for key in ("train/episode_return_mean", "train/entropy", "train/approx_kl", "train/clip_frac",
+                "train/policy_loss", "train/vf_loss", "train/vf_explained_var", "train/lr",
+                "perf/env_steps_per_s", "perf/iteration_s", "actions/0_frac"):
+        assert key in lines[-1], key
+    summary = json.loads((run_dir / "trial_metrics.json").read_text())
+    assert summary["frame"] == first.env_steps > 0
+    assert "trial_metrics: frame:" in (run_dir / "train.log").read_text()
+
+    saved = load_checkpoint(run_dir / "checkpoints" / "iter_000002")
+    resumed = train(_spec("logging.wandb=off", "stop.iterations=3"), resume=run_dir)
+    assert resumed.iterations == 3
+    assert resumed.env_steps > saved.meta["env_steps"] == first.env_steps
+    lines = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [m["iteration"] for m in lines] == [1, 2, 3]
+
+
+def test_export_writes_policy_weights_only(ray_local, tmp_path):
+    result = train(_spec("logging.wandb=off", "logging.tensorboard=false", "stop.iterations=1"), out_dir=tmp_path)
+    exported = export_policy(result.run_dir, tmp_path / "policy.safetensors")
+    tensors = load_file(tmp_path / "policy.safetensors")
+    expected = module_weights(load_checkpoint(result.last_checkpoint).parts["algorithm"])["default_policy"]
+    assert exported.module_id == "default_policy" and set(tensors) == set(expected)
+    for name, array in expected.items():
+        np.testing.assert_array_equal(tensors[name], array)
+
+
+def test_seeded_cartpole_ppo_learns_within_60k_steps(ray_local, tmp_path):
+    spec = load_spec(
+        EXPERIMENTS / "cartpole_ppo.yaml",
+        overrides=["logging.wandb=off", "logging.tensorboard=false", "stop.return_mean=150",
+                   "stop.env_steps=60000", "checkpoint.every_iterations=100"],
+    )
+    result = train(spec, out_dir=tmp_path)
+    assert result.trial_metrics["total_reward_ma"] >= 150, result.trial_metrics
+    assert result.env_steps <= 62000  # one iteration of slack past the budget check
+    assert result.stop_reason.startswith("return_mean")
+
+
+@pytest.mark.parametrize("algo_file", ["cartpole_dqn.yaml", "pendulum_sac.yaml"])
+def test_guarded_learners_of_other_algorithms_report_health(ray_local, tmp_path, algo_file):
+    # Start learning early so both smoke iterations include gradient updates.
+    overrides = ["logging.wandb=off", "training.num_steps_sampled_before_learning_starts=100"]
+    spec = load_spec(EXPERIMENTS / algo_file, profile="smoke", overrides=overrides)
+    result = train(spec, out_dir=tmp_path)
+    assert result.history[-1].get("health/nonfinite_update") == 0.0

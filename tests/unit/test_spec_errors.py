@@ -1,0 +1,64 @@
+"""Bad specs: one line per problem naming the dotted path, the value and a hint; exit code 2."""
+
+import pytest
+from typer.testing import CliRunner
+
+from rl_platform.cli import app
+from rl_platform.errors import SpecError
+from rl_platform.spec import load_spec
+
+OK = "name: demo\nenv: {id: CartPole-v1}\nstop: {iterations: 1}\n"
+
+# (spec text, text every error must contain)
+BAD_SPECS = {
+    "typo_section": ("trainng: {lr: 0.001}\n" + OK, ["trainng", "did you mean 'training'"]),
+    "typo_field": (OK + "training: {lamda: 0.9}\n", ["training.lamda", "'lambda'"]),
+    "lr_too_big": (OK + "training: {lr: 5.0}\n", ["training.lr", "5.0", "<= 1"]),
+    "lr_negative": (OK + "training: {lr: -1}\n", ["training.lr", "> 0"]),
+    "epochs_zero": (OK + "training: {num_epochs: 0}\n", ["training.num_epochs", "> 0"]),
+    "wrong_type": (OK + "training: {train_batch_size: lots}\n", ["training.train_batch_size", "lots"]),
+    "unknown_env": ("name: demo\nenv: {id: CartPol-v1}\nstop: {iterations: 1}\n", ["env.id", "CartPole-v1"]),
+    "unknown_algo": (OK + "algo: A2C\n", ["algo", "A2C"]),
+    "bad_device": (OK + "resources: {device: tpu}\n", ["resources.device", "tpu"]),
+    "negative_runners": (OK + "resources: {env_runners: -1}\n", ["resources.env_runners", ">= 0"]),
+    "missing_env": ("name: demo\nstop: {iterations: 1}\n", ["env", "missing"]),
+    "bad_name": ("name: ../escape\nenv: {id: CartPole-v1}\nstop: {iterations: 1}\n", ["name", "folder"]),
+    "empty_stop": ("name: demo\nenv: {id: CartPole-v1}\nstop: {}\n", ["stop", "at least one"]),
+    "bad_wandb": (OK + "logging: {wandb: maybe}\n", ["logging.wandb", "maybe"]),
+    "unresolved_var": (OK + "seed: ${vars.nope}\n", ["seed", "interpolation"]),
+    "empty_file": ("", ["empty"]),
+    "not_yaml": ("name: [unclosed\n", ["not valid YAML", "line"]),
+    "not_mapping": ("- a\n- b\n", ["mapping"]),
+    "python_tag": ("!!python/object/apply:os.system ['true']\n", ["tag", "not allowed"]),
+    "dqn_key_on_ppo": (OK + "training: {double_q: true}\n", ["training.double_q", "unknown key"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SPECS))
+def test_bad_spec_names_the_path(case, write_spec):
+    text, expected = BAD_SPECS[case]
+    with pytest.raises(SpecError) as info:
+        load_spec(write_spec(text))
+    message = str(info.value)
+    for fragment in expected:
+        assert fragment in message, f"{fragment!r} missing from:\n{message}"
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SPECS))
+def test_cli_exits_2_without_traceback(case, write_spec):
+    text, expected = BAD_SPECS[case]
+    result = CliRunner().invoke(app, ["validate", str(write_spec(text))])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert expected[0] in result.output
+
+
+def test_validate_prints_resolved_spec(write_spec):
+    result = CliRunner().invoke(app, ["validate", str(write_spec(OK)), "--set", "training.lr=0.01"])
+    assert result.exit_code == 0, result.output
+    assert "lr: 0.01" in result.output and "name: demo" in result.output
+
+
+def test_missing_file_is_a_user_error(tmp_path):
+    result = CliRunner().invoke(app, ["validate", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2 and "file not found" in result.output

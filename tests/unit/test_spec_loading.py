@@ -1,0 +1,118 @@
+"""Spec loading: includes, interpolation, overrides, profiles, dumping (no Ray)."""
+
+import pytest
+
+from rl_platform.errors import SpecError
+from rl_platform.spec import load_spec, parse_override, validate_spec_data
+from rl_platform.spec.training import DQNTraining, PPOTraining
+from rl_platform.utils.safe_yaml import dump_yaml, parse_yaml
+
+MINIMAL = """
+name: demo
+env: {id: CartPole-v1}
+stop: {iterations: 3}
+"""
+
+
+def test_minimal_spec_gets_documented_defaults(write_spec):
+    spec = load_spec(write_spec(MINIMAL))
+    assert spec.algo == "PPO"
+    assert isinstance(spec.training, PPOTraining)
+    assert spec.resources.env_runners == 0
+    assert spec.logging.wandb == "offline"
+    assert spec.stop.iterations == 3
+
+
+def test_base_include_merges_under_the_including_file(write_spec):
+    write_spec("name: base\nenv: {id: CartPole-v1}\ntraining: {lr: 0.01, num_epochs: 3}\n", "base.yaml")
+    child = write_spec("_base: [base.yaml]\nname: child\ntraining: {lr: 0.002}\nstop: {iterations: 1}\n")
+    spec = load_spec(child)
+    assert spec.name == "child"
+    assert spec.training.lr == pytest.approx(0.002)
+    assert spec.training.num_epochs == 3
+
+
+def test_include_cycle_is_reported(write_spec):
+    write_spec("_base: [b.yaml]\nname: a\n", "a.yaml")
+    write_spec("_base: [a.yaml]\nname: b\n", "b.yaml")
+    with pytest.raises(SpecError, match="include cycle"):
+        load_spec(write_spec("_base: [a.yaml]\n", "c.yaml"))
+
+
+def test_interpolation_of_vars_and_other_fields(write_spec):
+    spec = load_spec(
+        write_spec(
+            "vars: {width: 32}\nname: interp\nenv: {id: CartPole-v1}\n"
+            "model: {hidden: ['${vars.width}', '${vars.width}']}\n"
+            "training: {train_batch_size: 1000, minibatch_size: '${training.train_batch_size}'}\n"
+            "stop: {iterations: 1}\n"
+        )
+    )
+    assert spec.model.hidden == [32, 32]
+    assert spec.training.minibatch_size == 1000
+
+
+def test_unresolved_interpolation_names_the_key(write_spec):
+    path = write_spec(MINIMAL + "model: {hidden: ['${vars.missing}']}\n")
+    with pytest.raises(SpecError) as info:
+        load_spec(path)
+    assert "model.hidden" in str(info.value)
+
+
+def test_overrides_are_parsed_as_yaml_and_revalidated(write_spec):
+    path = write_spec(MINIMAL)
+    spec = load_spec(path, overrides=["training.lr=1e-3", "model.hidden=[8, 8]", "seed=7"])
+    assert spec.training.lr == pytest.approx(1e-3)
+    assert spec.model.hidden == [8, 8]
+    assert spec.seed == 7
+    with pytest.raises(SpecError, match=r"training\.lr"):
+        load_spec(path, overrides=["training.lr=2"])
+
+
+@pytest.mark.parametrize("bad", ["training.lr", "=3", "a..b=1"])
+def test_malformed_override_is_a_clear_error(bad):
+    with pytest.raises(SpecError, match="KEY=VALUE"):
+        parse_override(bad)
+
+
+def test_profile_overrides_only_budget_fields(write_spec):
+    path = write_spec(
+        MINIMAL + "training: {lr: 0.01}\nprofiles:\n  smoke:\n    stop: {iterations: 1}\n"
+        "    resources: {env_runners: 0}\n    checkpoint: {every_iterations: 1}\n"
+    )
+    full, smoke = load_spec(path), load_spec(path, profile="smoke")
+    assert (full.stop.iterations, smoke.stop.iterations) == (3, 1)
+    assert smoke.checkpoint.every_iterations == 1
+    assert smoke.training == full.training and smoke.model == full.model
+
+
+def test_profile_touching_hyperparameters_is_refused(write_spec):
+    path = write_spec(MINIMAL + "profiles:\n  fast:\n    training: {lr: 1.0}\n")
+    with pytest.raises(SpecError, match="profiles"):
+        load_spec(path, profile="fast")
+
+
+def test_unknown_profile_lists_available(write_spec):
+    path = write_spec(MINIMAL + "profiles:\n  smoke:\n    stop: {iterations: 1}\n")
+    with pytest.raises(SpecError, match=r"available: smoke"):
+        load_spec(path, profile="nightly")
+
+
+def test_training_model_follows_algo(write_spec):
+    spec = load_spec(write_spec(MINIMAL + "algo: DQN\ntraining: {n_step: 3}\n"))
+    assert isinstance(spec.training, DQNTraining) and spec.training.n_step == 3
+    with pytest.raises(SpecError, match=r"training\.n_step: unknown key"):
+        load_spec(write_spec(MINIMAL + "algo: PPO\ntraining: {n_step: 3}\n"))
+
+
+def test_dump_round_trips_through_yaml(write_spec):
+    spec = load_spec(write_spec(MINIMAL + "training: {lambda: 0.9}\n"))
+    text = dump_yaml(spec.dump())
+    assert "lambda: 0.9" in text and "algo: PPO" in text
+    again = validate_spec_data(parse_yaml(text))
+    assert again == spec
+
+
+def test_yaml_12_scalars():
+    data = parse_yaml("a: off\nb: true\nc: 3e-4\nd: 2024-01-01\ne: yes\n")
+    assert data == {"a": "off", "b": True, "c": 3e-4, "d": "2024-01-01", "e": "yes"}
