@@ -1,4 +1,4 @@
-"""Wall time to solve CartPole-v1: `rlp train experiments/cartpole_ppo.yaml` vs RLlib's tuned example.
+"""Wall time to solve CartPole-v1: `rlp train experiments/cartpole_ppo.yaml` vs RLlib's example.
 
 Both run in one invocation of this script, one after the other, each in a fresh process so the
 wall time includes starting Ray. "Solved" = 100-episode mean return >= 450. The RLlib side is
@@ -23,7 +23,8 @@ TARGET = 450.0
 
 RLLIB_BASELINE = r"""
 import json, sys, time
-t0 = float(sys.argv[1]); target = float(sys.argv[2]); seed = int(sys.argv[3]); limit_s = float(sys.argv[4])
+t0, target = float(sys.argv[1]), float(sys.argv[2])
+seed, limit_s = int(sys.argv[3]), float(sys.argv[4])
 import ray
 from ray.rllib.algorithms.ppo import PPOConfig
 ray.init(address="local", include_dashboard=False)
@@ -49,8 +50,15 @@ def run_rlp(seed: int, limit_s: float, out_dir: Path) -> dict:
     rlp = Path(sys.executable).parent / "rlp"
     started = time.time()
     command = [
-        str(rlp), "train", str(REPO / "experiments/cartpole_ppo.yaml"), "--out", str(out_dir),
-        "--set", f"seed={seed}", "--set", f"stop.minutes={limit_s / 60:.2f}",
+        str(rlp),
+        "train",
+        str(REPO / "experiments/cartpole_ppo.yaml"),
+        "--out",
+        str(out_dir),
+        "--set",
+        f"seed={seed}",
+        "--set",
+        f"stop.minutes={limit_s / 60:.2f}",
     ]
     subprocess.run(command, check=True, capture_output=True, text=True)
     wall_s = time.time() - started
@@ -63,14 +71,18 @@ def run_rllib(seed: int, limit_s: float) -> dict:
     started = time.time()
     proc = subprocess.run(
         [sys.executable, "-c", RLLIB_BASELINE, str(started), str(TARGET), str(seed), str(limit_s)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
     return json.loads(line.removeprefix("RESULT "))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--max-minutes", type=float, default=20.0)
     args = parser.parse_args()
@@ -89,7 +101,9 @@ def main() -> None:
             )
     solved = all(o["return"] >= TARGET and t["return"] >= TARGET for _, o, t in rows)
     ratio = statistics.mean(o["wall_s"] / t["wall_s"] for _, o, t in rows)
-    sys.stdout.write(f"mean wall-time ratio rlp/rllib: {ratio:.2f} (goal <= 0.33); both solved: {solved}\n")
+    sys.stdout.write(
+        f"mean wall-time ratio rlp/rllib: {ratio:.2f} (goal <= 0.33); both solved: {solved}\n"
+    )
 
 
 if __name__ == "__main__":

@@ -75,7 +75,8 @@ def train(
     set_: SetOpt = None,
     profile: ProfileOpt = None,
     resume: Annotated[
-        Path | None, typer.Option(help="Continue the run in this run folder from its latest checkpoint.")
+        Path | None,
+        typer.Option(help="Continue the run in this run folder from its latest checkpoint."),
     ] = None,
     out: Annotated[Path, typer.Option(help="Parent folder for run folders.")] = Path("runs"),
 ) -> None:
@@ -96,7 +97,9 @@ def train(
 @app.command()
 @user_errors
 def export(
-    checkpoint: Annotated[Path, typer.Argument(help="Checkpoint folder or run folder (uses latest).")],
+    checkpoint: Annotated[
+        Path, typer.Argument(help="Checkpoint folder or run folder (uses latest).")
+    ],
     out: Annotated[Path, typer.Argument(help="Output .safetensors file.")],
     module: Annotated[str | None, typer.Option(help="Module id (default: the main one).")] = None,
 ) -> None:
@@ -108,7 +111,9 @@ def export(
 
 
 @app.command()
-def envs(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
+def envs(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
     """List rl_platform's own env ids (any Gymnasium id works too)."""
     from rl_platform.envs.catalog import PLATFORM_ENVS
 

@@ -34,4 +34,4 @@ class IntegrityError(UserError):
 
 
 class TrainingHealthError(RuntimeError):
-    """Training produced non-finite losses or weights; the run stops, the last good checkpoint stays."""
+    """Training produced non-finite losses or weights; the run stops, last good checkpoint kept."""

@@ -59,7 +59,10 @@ def _ppo_family_training(t: PPOTraining, algo: str) -> dict[str, Any]:
         minibatch, epochs, lr = scaled.minibatch_size, scaled.num_epochs, scaled.lr
         logger.info(
             "auto_scale: minibatch_size={} num_epochs={} lr={:.3g} ({} gradient steps/iteration)",
-            minibatch, epochs, lr, scaled.grad_steps,
+            minibatch,
+            epochs,
+            lr,
+            scaled.grad_steps,
         )
     kwargs: dict[str, Any] = {
         "lr": lr,
@@ -135,7 +138,9 @@ def _module_spec(spec: ExperimentSpec) -> RLModuleSpec:
         return RLModuleSpec(model_config=model_config)
     from rl_platform.modules import module_class_for
 
-    return RLModuleSpec(module_class=module_class_for(model.type), model_config=dict(model.settings))
+    return RLModuleSpec(
+        module_class=module_class_for(model.type), model_config=dict(model.settings)
+    )
 
 
 def _apply_modules(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:

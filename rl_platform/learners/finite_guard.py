@@ -7,8 +7,8 @@ is logged so the driver stops the run with a clear message while the weights sta
 
 from typing import Any
 
-from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.core import ALL_MODULES
+from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.utils.annotations import override
 
 from rl_platform.learners import HEALTH_NONFINITE_KEY
@@ -21,7 +21,9 @@ class FiniteUpdateGuard(TorchLearner):
     @override(TorchLearner)
     def apply_gradients(self, gradients_dict: dict[Any, Any]) -> None:
         finite = all_finite(gradients_dict)
-        self.metrics.log_value((ALL_MODULES, HEALTH_NONFINITE_KEY), 0.0 if finite else 1.0, reduce="max", window=1)
+        self.metrics.log_value(
+            (ALL_MODULES, HEALTH_NONFINITE_KEY), 0.0 if finite else 1.0, reduce="max", window=1
+        )
         if not finite:
             return
         super().apply_gradients(gradients_dict)

@@ -53,7 +53,9 @@ class CheckpointStore:
     def complete_checkpoints(self) -> list[Path]:
         if not self.root.is_dir():
             return []
-        found = [p for p in self.root.iterdir() if _NAME.match(p.name) and (p / META_FILE).is_file()]
+        found = [
+            p for p in self.root.iterdir() if _NAME.match(p.name) and (p / META_FILE).is_file()
+        ]
         return sorted(found, key=lambda p: int(_NAME.match(p.name).group(1)))  # type: ignore[union-attr]
 
     def latest(self) -> Path | None:
@@ -97,4 +99,6 @@ def resolve_checkpoint(path: str | Path) -> Path:
             return latest
     from rl_platform.errors import UserError
 
-    raise UserError(f"{path}: no complete checkpoint found (expected {META_FILE} or checkpoints/latest)")
+    raise UserError(
+        f"{path}: no complete checkpoint found (expected {META_FILE} or checkpoints/latest)"
+    )

@@ -50,4 +50,6 @@ class EpisodeMetricsCallback(RLlibCallback):
             for name, total in summarize_components(agent_episode.get_infos()).items():
                 metrics_logger.log_value(f"reward/{name}", total, reduce="mean", window=WINDOW)
             for action, frac in action_fractions(agent_episode.get_actions()).items():
-                metrics_logger.log_value(f"actions/{action}_frac", frac, reduce="mean", window=WINDOW)
+                metrics_logger.log_value(
+                    f"actions/{action}_frac", frac, reduce="mean", window=WINDOW
+                )

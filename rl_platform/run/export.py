@@ -19,13 +19,19 @@ class ExportedPolicy:
     num_tensors: int
 
 
-def export_policy(checkpoint: str | Path, out: str | Path, *, module_id: str | None = None) -> ExportedPolicy:
+def export_policy(
+    checkpoint: str | Path, out: str | Path, *, module_id: str | None = None
+) -> ExportedPolicy:
     loaded = load_checkpoint(resolve_checkpoint(checkpoint))
     weights = module_weights(loaded.parts[ALGORITHM_PART])
     if module_id is None:
-        module_id = next((m for m in MAIN_MODULE_CANDIDATES if m in weights), next(iter(weights), None))
+        module_id = next(
+            (m for m in MAIN_MODULE_CANDIDATES if m in weights), next(iter(weights), None)
+        )
     if module_id not in weights:
-        raise UserError(f"--module {module_id!r}: not in the checkpoint (modules: {', '.join(weights)})")
+        raise UserError(
+            f"--module {module_id!r}: not in the checkpoint (modules: {', '.join(weights)})"
+        )
     metadata = {"module_id": str(module_id), "source": str(loaded.path), "format": "rlp-policy-v1"}
     out_path = Path(out)
     write_bytes_atomic(out_path, save_arrays(dict(weights[module_id]), metadata=metadata))

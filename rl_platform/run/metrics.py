@@ -78,7 +78,9 @@ def extract_metrics(result: dict[str, Any], *, previous_env_steps: int) -> dict[
         "iteration": float(result.get("training_iteration", 0)),
         "env_steps": float(env_steps),
         "perf/iteration_s": iteration_s,
-        "perf/env_steps_per_s": (env_steps - previous_env_steps) / iteration_s if iteration_s else 0.0,
+        "perf/env_steps_per_s": (env_steps - previous_env_steps) / iteration_s
+        if iteration_s
+        else 0.0,
     }
     for src, name in (
         ("episode_return_mean", "train/episode_return_mean"),

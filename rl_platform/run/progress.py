@@ -13,7 +13,12 @@ from rl_platform.spec.sections import StopSpec
 
 
 def estimate_eta_s(
-    *, stop: StopSpec, iteration: int, env_steps: int, steps_per_s: float, s_per_iter: float,
+    *,
+    stop: StopSpec,
+    iteration: int,
+    env_steps: int,
+    steps_per_s: float,
+    s_per_iter: float,
     elapsed_s: float,
 ) -> float | None:
     """Seconds to the nearest budget stop (env steps, iterations, minutes); None if unknown."""
@@ -49,7 +54,10 @@ class ProgressLine:
         iteration, steps = int(metrics["iteration"]), int(metrics["env_steps"])
         rate = metrics.get("perf/env_steps_per_s", 0.0)
         eta = estimate_eta_s(
-            stop=self.stop, iteration=iteration, env_steps=steps, steps_per_s=rate,
+            stop=self.stop,
+            iteration=iteration,
+            env_steps=steps,
+            steps_per_s=rate,
             s_per_iter=metrics.get("perf/iteration_s", 0.0),
             elapsed_s=time.monotonic() - self.started,
         )

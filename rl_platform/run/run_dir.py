@@ -33,7 +33,10 @@ def new_run_dir(out_dir: str | Path, name: str) -> Path:
 def existing_run_dir(path: str | Path) -> Path:
     run_dir = Path(path)
     if not (run_dir / SPEC_FILE).is_file():
-        raise UserError(f"--resume {run_dir}: not a run folder (no {SPEC_FILE}); pass the folder `rlp train` created")
+        raise UserError(
+            f"--resume {run_dir}: not a run folder (no {SPEC_FILE}); "
+            "pass the folder that `rlp train` created"
+        )
     return run_dir
 
 

@@ -28,7 +28,9 @@ class StopTracker:
         every_iter, every_min = self.checkpoint.every_iterations, self.checkpoint.every_minutes
         if every_iter is not None and iteration % every_iter == 0:
             return True
-        return every_min is not None and time.monotonic() - self.last_checkpoint_time >= every_min * 60
+        return (
+            every_min is not None and time.monotonic() - self.last_checkpoint_time >= every_min * 60
+        )
 
     def mark_checkpoint(self, iteration: int) -> None:
         self.last_checkpoint_time = time.monotonic()

@@ -1,5 +1,6 @@
 """`rlp train` and `rl_platform.train`: the training loop around a stock RLlib Algorithm."""
 
+import functools
 import json
 import math
 import time
@@ -71,14 +72,25 @@ def train(
 
 
 def _train_in(
-    run_dir: Path, spec: ExperimentSpec, stop_request: StopRequest, resuming: bool, extensions: list[Any]
+    run_dir: Path,
+    spec: ExperimentSpec,
+    stop_request: StopRequest,
+    resuming: bool,
+    extensions: list[Any],
 ) -> RunResult:
+    if spec.league is not None:
+        from rl_platform.league.callback import league_extension
+
+        extensions = [*extensions, functools.partial(league_extension, run_dir=run_dir)]
     config = build_algorithm_config(spec, extensions=[_with_callbacks, *extensions])
     algo = config.build_algo()
     store = CheckpointStore(run_dir / "checkpoints", keep_last=spec.checkpoint.keep_last)
     start_iteration = 0
     if resuming and (latest := store.latest()) is not None:
-        start_iteration = restore_algorithm(algo, load_checkpoint(latest))
+        checkpoint = load_checkpoint(latest)
+        start_iteration = restore_algorithm(algo, checkpoint)
+        for participant in _checkpoint_participants(algo):
+            participant.restore_parts(checkpoint.parts, algorithm=algo)
         logger.info("resumed from {} at iteration {}", latest.name, start_iteration)
     loop = _Loop(run_dir, spec, algo, store, stop_request, start_iteration)
     try:
@@ -138,7 +150,8 @@ class _Loop:
             self.sinks.write({**metrics, "health/nonfinite": 1.0})
             latest = self.store.latest()
             raise TrainingHealthError(
-                f"iteration {self.iteration}: a loss or gradient became NaN/Inf; the update was not "
+                f"iteration {self.iteration}: a loss or gradient became NaN/Inf; "
+                "the update was not "
                 f"applied and training stopped. Last good checkpoint: {latest or 'none'}. "
                 "Try a lower training.lr, a grad_clip, or check the env's rewards."
             )
@@ -150,6 +163,8 @@ class _Loop:
 
     def _save(self) -> None:
         parts = snapshot_algorithm(self.algo)
+        for participant in _checkpoint_participants(self.algo):
+            parts |= participant.checkpoint_parts()
         meta = {"env_steps": self.env_steps, "saved_at": time.time(), "spec_name": self.spec.name}
         self.last_checkpoint = self.store.save(iteration=self.iteration, parts=parts, meta=meta)
         self.stopper.mark_checkpoint(self.iteration)
@@ -161,10 +176,20 @@ class _Loop:
         logger.info("stopped: {}", reason)
         logger.info("trial_metrics: {}", TrialMetrics.format_line(summary))
         return RunResult(
-            run_dir=self.run_dir, iterations=self.iteration, env_steps=self.env_steps,
-            trial_metrics=summary, stop_reason=reason, last_checkpoint=self.last_checkpoint,
+            run_dir=self.run_dir,
+            iterations=self.iteration,
+            env_steps=self.env_steps,
+            trial_metrics=summary,
+            stop_reason=reason,
+            last_checkpoint=self.last_checkpoint,
             history=self.history,
         )
+
+
+def _checkpoint_participants(algo: Any) -> list[Any]:
+    """Driver callbacks whose state lives outside RLlib's (the league): saved as extra parts."""
+    callbacks = algo.callbacks if isinstance(algo.callbacks, list) else [algo.callbacks]
+    return [cb for cb in callbacks if hasattr(cb, "checkpoint_parts")]
 
 
 def _lifetime_env_steps(algo: Any) -> int:

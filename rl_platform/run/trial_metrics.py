@@ -1,4 +1,4 @@
-"""The end-of-run summary in SLM-Lab's `trial_metrics:` convention (so existing scripts can grep it)."""
+"""The end-of-run summary in SLM-Lab's `trial_metrics:` convention (existing scripts grep it)."""
 
 import math
 import time

@@ -4,6 +4,7 @@ from typing import Any, Literal
 
 from pydantic import field_validator, model_validator
 
+from rl_platform.league.spec import LeagueSpec
 from rl_platform.spec.base import SpecModel
 from rl_platform.spec.sections import (
     CheckpointSpec,
@@ -38,7 +39,8 @@ class ProfileSpec(SpecModel):
             unknown = set(getattr(self, section)) - set(model.model_fields)
             if unknown:
                 raise ValueError(
-                    f"unknown {section} key(s) {sorted(unknown)}; allowed: {sorted(model.model_fields)}"
+                    f"unknown {section} key(s) {sorted(unknown)}; "
+                    f"allowed: {sorted(model.model_fields)}"
                 )
         return self
 
@@ -68,6 +70,8 @@ class ExperimentSpec(SpecModel):
     """Metric sinks."""
     health: HealthSpec = HealthSpec()
     """Health checks (entropy collapse, NaN)."""
+    league: LeagueSpec | None = None
+    """Self-play league (two-player envs only); see docs/league.md. None: no league."""
     profiles: dict[str, ProfileSpec] = {}
     """Named budget overrides; every experiment file declares at least `smoke`."""
     vars: dict[str, Any] = {}
@@ -101,4 +105,3 @@ class ExperimentSpec(SpecModel):
         data = self.model_dump(mode="json", by_alias=True)
         data["training"].pop("algo", None)
         return data
-

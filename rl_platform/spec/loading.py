@@ -32,10 +32,14 @@ def _read_mapping(path: Path, source: str) -> dict[str, Any]:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise SpecError([f"{path}: not valid YAML: {where}{problem}"], source=source) from None
     if data is None:
-        raise SpecError([f"{path}: the file is empty; a spec needs at least `name` and `env`"], source=source)
+        raise SpecError(
+            [f"{path}: the file is empty; a spec needs at least `name` and `env`"], source=source
+        )
     if not isinstance(data, dict):
         kind = type(data).__name__
-        raise SpecError([f"{path}: top level must be a mapping of sections, got {kind}"], source=source)
+        raise SpecError(
+            [f"{path}: top level must be a mapping of sections, got {kind}"], source=source
+        )
     return data
 
 
@@ -50,10 +54,14 @@ def _load_with_bases(path: Path, source: str, seen: tuple[Path, ...] = ()) -> Di
     if isinstance(bases, str):
         bases = [bases]
     if not isinstance(bases, list) or not all(isinstance(b, str) for b in bases):
-        raise SpecError([f"{BASE_KEY}: {bases!r} is invalid: expected a list of file paths"], source=source)
+        raise SpecError(
+            [f"{BASE_KEY}: {bases!r} is invalid: expected a list of file paths"], source=source
+        )
     merged = OmegaConf.create()
     for base in bases:
-        merged = OmegaConf.merge(merged, _load_with_bases(path.parent / base, source, (*seen, path)))
+        merged = OmegaConf.merge(
+            merged, _load_with_bases(path.parent / base, source, (*seen, path))
+        )
     try:
         return OmegaConf.merge(merged, OmegaConf.create(data))
     except OmegaConfBaseException as exc:
@@ -64,12 +72,17 @@ def _apply_profile(config: DictConfig, profile: str, source: str) -> DictConfig:
     profiles = config.get("profiles") or {}
     if profile not in profiles:
         available = ", ".join(sorted(profiles)) or "none declared"
-        raise SpecError([f"profiles.{profile}: no such profile (available: {available})"], source=source)
+        raise SpecError(
+            [f"profiles.{profile}: no such profile (available: {available})"], source=source
+        )
     chosen = profiles[profile]
     extra = set(chosen) - set(BUDGET_SECTIONS)
     if extra:
         raise SpecError(
-            [f"profiles.{profile}.{sorted(extra)[0]}: profiles may only override {', '.join(BUDGET_SECTIONS)}"],
+            [
+                f"profiles.{profile}.{sorted(extra)[0]}: profiles may only override "
+                f"{', '.join(BUDGET_SECTIONS)}"
+            ],
             source=source,
         )
     overlay = {section: chosen[section] for section in BUDGET_SECTIONS if section in chosen}
@@ -81,7 +94,9 @@ def parse_override(item: str) -> tuple[str, Any]:
     key, sep, raw = item.partition("=")
     key = key.strip()
     if not sep or not key or any(not part for part in key.split(".")):
-        raise SpecError([f"--set {item!r}: expected KEY=VALUE with a dotted key, e.g. training.lr=3e-4"])
+        raise SpecError(
+            [f"--set {item!r}: expected KEY=VALUE with a dotted key, e.g. training.lr=3e-4"]
+        )
     try:
         value = parse_yaml(raw) if raw.strip() else ""
     except (YamlTagError, yaml.YAMLError):

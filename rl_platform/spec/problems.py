@@ -62,7 +62,11 @@ def _walk(root: type[BaseModel], loc: tuple[Any, ...]) -> tuple[type[BaseModel] 
 
 
 def _dotted(loc: tuple[Any, ...]) -> str:
-    parts = [str(p) for i, p in enumerate(loc) if not (i == 1 and loc[0] == "training" and p in ALGO_NAMES)]
+    parts = [
+        str(p)
+        for i, p in enumerate(loc)
+        if not (i == 1 and loc[0] == "training" and p in ALGO_NAMES)
+    ]
     return ".".join(parts) or "<root>"
 
 

@@ -79,7 +79,9 @@ class StopSpec(SpecModel):
 
     @model_validator(mode="after")
     def _at_least_one(self) -> "StopSpec":
-        if all(v is None for v in (self.env_steps, self.iterations, self.return_mean, self.minutes)):
+        if all(
+            v is None for v in (self.env_steps, self.iterations, self.return_mean, self.minutes)
+        ):
             raise ValueError("set at least one of env_steps, iterations, return_mean, minutes")
         return self
 

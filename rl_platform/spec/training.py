@@ -118,7 +118,5 @@ class SACTraining(CommonTraining):
     """Use clipped double-Q."""
 
 
-TrainingSpec = Annotated[
-    PPOTraining | DQNTraining | SACTraining, Field(discriminator="algo")
-]
+TrainingSpec = Annotated[PPOTraining | DQNTraining | SACTraining, Field(discriminator="algo")]
 ALGO_NAMES = ("PPO", "APPO", "IMPALA", "DQN", "SAC")

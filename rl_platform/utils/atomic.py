@@ -56,7 +56,9 @@ def atomic_directory(final_path: str | Path) -> Iterator[Path]:
     """
     final_path = Path(final_path)
     final_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final_path.name}.", suffix=".tmp", dir=final_path.parent))
+    tmp = Path(
+        tempfile.mkdtemp(prefix=f".{final_path.name}.", suffix=".tmp", dir=final_path.parent)
+    )
     try:
         yield tmp
         if final_path.exists():

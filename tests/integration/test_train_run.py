@@ -31,9 +31,19 @@ def test_run_folder_metrics_and_resume(ray_local, tmp_path):
 
     lines = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [m["iteration"] for m in lines] == [1, 2]
-    for key in ("train/episode_return_mean", "train/entropy", "train/approx_kl", "train/clip_frac",
-                "train/policy_loss", "train/vf_loss", "train/vf_explained_var", "train/lr",
-                "perf/env_steps_per_s", "perf/iteration_s", "actions/0_frac"):
+    for key in (
+        "train/episode_return_mean",
+        "train/entropy",
+        "train/approx_kl",
+        "train/clip_frac",
+        "train/policy_loss",
+        "train/vf_loss",
+        "train/vf_explained_var",
+        "train/lr",
+        "perf/env_steps_per_s",
+        "perf/iteration_s",
+        "actions/0_frac",
+    ):
         assert key in lines[-1], key
     summary = json.loads((run_dir / "trial_metrics.json").read_text())
     assert summary["frame"] == first.env_steps > 0
@@ -48,10 +58,15 @@ def test_run_folder_metrics_and_resume(ray_local, tmp_path):
 
 
 def test_export_writes_policy_weights_only(ray_local, tmp_path):
-    result = train(_spec("logging.wandb=off", "logging.tensorboard=false", "stop.iterations=1"), out_dir=tmp_path)
+    result = train(
+        _spec("logging.wandb=off", "logging.tensorboard=false", "stop.iterations=1"),
+        out_dir=tmp_path,
+    )
     exported = export_policy(result.run_dir, tmp_path / "policy.safetensors")
     tensors = load_file(tmp_path / "policy.safetensors")
-    expected = module_weights(load_checkpoint(result.last_checkpoint).parts["algorithm"])["default_policy"]
+    expected = module_weights(load_checkpoint(result.last_checkpoint).parts["algorithm"])[
+        "default_policy"
+    ]
     assert exported.module_id == "default_policy" and set(tensors) == set(expected)
     for name, array in expected.items():
         np.testing.assert_array_equal(tensors[name], array)
@@ -60,8 +75,13 @@ def test_export_writes_policy_weights_only(ray_local, tmp_path):
 def test_seeded_cartpole_ppo_learns_within_60k_steps(ray_local, tmp_path):
     spec = load_spec(
         EXPERIMENTS / "cartpole_ppo.yaml",
-        overrides=["logging.wandb=off", "logging.tensorboard=false", "stop.return_mean=150",
-                   "stop.env_steps=60000", "checkpoint.every_iterations=100"],
+        overrides=[
+            "logging.wandb=off",
+            "logging.tensorboard=false",
+            "stop.return_mean=150",
+            "stop.env_steps=60000",
+            "checkpoint.every_iterations=100",
+        ],
     )
     result = train(spec, out_dir=tmp_path)
     assert result.trial_metrics["total_reward_ma"] >= 150, result.trial_metrics

@@ -25,7 +25,9 @@ def test_spec_validates_full_and_smoke(path):
 
 @pytest.mark.parametrize("path", SPEC_FILES, ids=_id)
 def test_smoke_profile_trains_and_checkpoints(ray_local, tmp_path, path):
-    spec = load_spec(path, profile="smoke", overrides=["logging.wandb=off", "logging.tensorboard=false"])
+    spec = load_spec(
+        path, profile="smoke", overrides=["logging.wandb=off", "logging.tensorboard=false"]
+    )
     result = train(spec, out_dir=tmp_path)
     assert result.iterations >= 1 and result.env_steps > 0
     checkpoint = load_checkpoint(result.last_checkpoint)

@@ -37,7 +37,11 @@ def test_unstorable_objects_are_refused(tmp_path):
 def test_store_keeps_last_k_and_points_latest(tmp_path):
     store = CheckpointStore(tmp_path, keep_last=2)
     for iteration in (1, 2, 3):
-        store.save(iteration=iteration, parts={"algorithm": _tree(iteration)}, meta={"env_steps": iteration * 10})
+        store.save(
+            iteration=iteration,
+            parts={"algorithm": _tree(iteration)},
+            meta={"env_steps": iteration * 10},
+        )
     names = [p.name for p in store.complete_checkpoints()]
     assert names == ["iter_000002", "iter_000003"]
     assert store.latest().name == "iter_000003"

@@ -48,8 +48,13 @@ def test_nonfinite_detection():
 
 def test_first_stop_condition_wins():
     tracker = StopTracker(StopSpec(iterations=10, return_mean=100.0), CheckpointSpec())
-    assert tracker.stop_reason({"iteration": 3, "env_steps": 10, "train/episode_return_mean": 50}) is None
-    reason = tracker.stop_reason({"iteration": 3, "env_steps": 10, "train/episode_return_mean": 101})
+    assert (
+        tracker.stop_reason({"iteration": 3, "env_steps": 10, "train/episode_return_mean": 50})
+        is None
+    )
+    reason = tracker.stop_reason(
+        {"iteration": 3, "env_steps": 10, "train/episode_return_mean": 101}
+    )
     assert reason == "return_mean >= 100.0"
     assert tracker.stop_reason({"iteration": 10, "env_steps": 10}) == "iterations >= 10"
 

@@ -24,8 +24,12 @@ def test_minimal_spec_gets_documented_defaults(write_spec):
 
 
 def test_base_include_merges_under_the_including_file(write_spec):
-    write_spec("name: base\nenv: {id: CartPole-v1}\ntraining: {lr: 0.01, num_epochs: 3}\n", "base.yaml")
-    child = write_spec("_base: [base.yaml]\nname: child\ntraining: {lr: 0.002}\nstop: {iterations: 1}\n")
+    write_spec(
+        "name: base\nenv: {id: CartPole-v1}\ntraining: {lr: 0.01, num_epochs: 3}\n", "base.yaml"
+    )
+    child = write_spec(
+        "_base: [base.yaml]\nname: child\ntraining: {lr: 0.002}\nstop: {iterations: 1}\n"
+    )
     spec = load_spec(child)
     assert spec.name == "child"
     assert spec.training.lr == pytest.approx(0.002)
