@@ -15,12 +15,17 @@ from typing import Any
 
 from loguru import logger
 
+from rl_platform.errors import UserError
 from rl_platform.utils.atomic import atomic_directory, write_json_atomic, write_text_atomic
 from rl_platform.utils.state_codec import load_state_tree, save_state_tree
 
 META_FILE = "rlp_state.json"
 LATEST_FILE = "latest"
 _NAME = re.compile(r"^iter_(\d{6,})$")
+
+
+class CheckpointWriteError(UserError, OSError):
+    """A checkpoint could not be written (full disk, quota); the previous one stays `latest`."""
 
 
 @dataclass(frozen=True)
@@ -43,10 +48,23 @@ class CheckpointStore:
 
     def save(self, *, iteration: int, parts: dict[str, Any], meta: dict[str, Any]) -> Path:
         final = self.root / checkpoint_name(iteration)
-        with atomic_directory(final) as tmp:
-            hashes = {stem: save_state_tree(tree, tmp, stem=stem) for stem, tree in parts.items()}
-            write_json_atomic(tmp / META_FILE, {**meta, "iteration": iteration, "sha256": hashes})
-        write_text_atomic(self.root / LATEST_FILE, final.name + "\n")
+        previous = self.latest()
+        try:
+            with atomic_directory(final) as tmp:
+                hashes = {
+                    stem: save_state_tree(tree, tmp, stem=stem) for stem, tree in parts.items()
+                }
+                meta = {**meta, "iteration": iteration, "sha256": hashes}
+                write_json_atomic(tmp / META_FILE, meta)
+            write_text_atomic(self.root / LATEST_FILE, final.name + "\n")
+        except OSError as exc:  # disk full, quota, permissions: say what is still safe
+            kept = previous.name if previous is not None else "none"
+            raise CheckpointWriteError(
+                exc.errno,
+                f"could not write checkpoint {final.name} in {self.root}: "
+                f"{exc.strerror or exc}. The previous checkpoint ({kept}) is still `latest`; "
+                "free space and continue with `rlp train SPEC --resume RUN_DIR`",
+            ) from exc
         self._prune(keep=final.name)
         return final
 
@@ -71,6 +89,8 @@ class CheckpointStore:
     def _prune(self, *, keep: str) -> None:
         for stale in self.root.glob(".iter_*.tmp"):  # leftovers of a killed save
             shutil.rmtree(stale, ignore_errors=True)
+        for stale in self.root.glob(f".{LATEST_FILE}.*.tmp"):  # a killed pointer write
+            stale.unlink(missing_ok=True)
         complete = self.complete_checkpoints()
         for old in complete[: max(0, len(complete) - self.keep_last)]:
             if old.name != keep:
@@ -97,8 +117,6 @@ def resolve_checkpoint(path: str | Path) -> Path:
         latest = CheckpointStore(root).latest()
         if latest is not None:
             return latest
-    from rl_platform.errors import UserError
-
     raise UserError(
         f"{path}: no complete checkpoint found (expected {META_FILE} or checkpoints/latest)"
     )

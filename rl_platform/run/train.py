@@ -3,6 +3,7 @@
 import functools
 import json
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from rl_platform.errors import TrainingHealthError
 from rl_platform.rllib_config import build_algorithm_config
 from rl_platform.run.algorithm_state import restore_algorithm, snapshot_algorithm
 from rl_platform.run.checkpoints import CheckpointStore, load_checkpoint
+from rl_platform.run.env_runner_health import check_env_runners
 from rl_platform.run.episode_metrics import EpisodeMetricsCallback
 from rl_platform.run.metrics import extract_metrics, is_nonfinite_update
 from rl_platform.run.progress import ProgressLine
@@ -40,8 +42,15 @@ class RunResult:
 
 
 def ensure_ray(num_cpus: int | None = None) -> None:
-    """Start an embedded local Ray unless one is already running in this process."""
-    if not ray.is_initialized():
+    """Join the cluster in RAY_ADDRESS (set inside Ray jobs), else start an embedded local Ray.
+
+    `address="local"` never joins a stale cluster left running on a laptop by accident.
+    """
+    if ray.is_initialized():
+        return
+    if os.environ.get("RAY_ADDRESS"):
+        ray.init(log_to_driver=True)
+    else:
         ray.init(address="local", include_dashboard=False, num_cpus=num_cpus, log_to_driver=True)
 
 
@@ -82,18 +91,20 @@ def _train_in(
         from rl_platform.league.callback import league_extension
 
         extensions = [*extensions, functools.partial(league_extension, run_dir=run_dir)]
+    store = CheckpointStore(run_dir / "checkpoints", keep_last=spec.checkpoint.keep_last)
+    latest = store.latest() if resuming else None
+    # Verify the checkpoint's hashes before building anything: a tampered one fails fast.
+    checkpoint = load_checkpoint(latest) if latest is not None else None
     config = build_algorithm_config(spec, extensions=[_with_callbacks, *extensions])
     algo = config.build_algo()
-    store = CheckpointStore(run_dir / "checkpoints", keep_last=spec.checkpoint.keep_last)
-    start_iteration = 0
-    if resuming and (latest := store.latest()) is not None:
-        checkpoint = load_checkpoint(latest)
-        start_iteration = restore_algorithm(algo, checkpoint)
-        for participant in _checkpoint_participants(algo):
-            participant.restore_parts(checkpoint.parts, algorithm=algo)
-        logger.info("resumed from {} at iteration {}", latest.name, start_iteration)
-    loop = _Loop(run_dir, spec, algo, store, stop_request, start_iteration)
     try:
+        start_iteration = 0
+        if checkpoint is not None:
+            start_iteration = restore_algorithm(algo, checkpoint)
+            for participant in _checkpoint_participants(algo):
+                participant.restore_parts(checkpoint.parts, algorithm=algo)
+            logger.info("resumed from {} at iteration {}", checkpoint.path.name, start_iteration)
+        loop = _Loop(run_dir, spec, algo, store, stop_request, start_iteration)
         return loop.run()
     finally:
         algo.stop()
@@ -139,6 +150,7 @@ class _Loop:
         metrics = extract_metrics(result, previous_env_steps=self.env_steps)
         self.env_steps = int(metrics["env_steps"])
         self._check_health(metrics)
+        check_env_runners(self.algo, iteration=self.iteration)
         self.sinks.write(metrics)
         self.progress.update(metrics)
         self.trial.observe(metrics)
