@@ -1,0 +1,115 @@
+"""The `league:` block of an experiment spec (pydantic v2, frozen, unknown keys rejected)."""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from rl_platform.errors import UnsafePathError
+from rl_platform.league.matchmaking import SELF_PLAY
+from rl_platform.utils.names import check_name
+
+
+class RolesSpec(BaseModel):
+    """Extra learners besides main (AlphaStar-style exploiters)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    main_exploiters: int = Field(
+        default=0, ge=0, description="Learners that play only the live main, to find its flaws."
+    )
+    league_exploiters: int = Field(
+        default=0, ge=0, description="Learners that play PFSP against every non-learner member."
+    )
+
+
+class LeagueSpec(BaseModel):
+    """Self-play league settings: opponent mix, matchmaking, snapshots, slots and roles."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    opponent_mix: dict[str, float] = Field(
+        default_factory=lambda: {SELF_PLAY: 1.0},
+        description=(
+            "Share of main's games per opponent class. 'self_play' means frozen copies chosen by "
+            "`matchmaking`; any other key is a scripted agent name or a league member id. "
+            "Weights are >= 0 and are normalized to sum 1."
+        ),
+    )
+    matchmaking: Literal["uniform", "latest", "pfsp"] = Field(
+        default="pfsp",
+        description="How self_play picks a frozen member: uniformly, the newest, or by PFSP.",
+    )
+    pfsp_weighting: Literal["hard", "variance"] = Field(
+        default="hard",
+        description="PFSP weight f(x) of P[main wins]=x: hard (1-x)^p or variance x(1-x).",
+    )
+    pfsp_p: float = Field(default=2.0, gt=0, description="Exponent p of the hard PFSP weighting.")
+    snapshot_every: int | None = Field(
+        default=None, ge=1, description="Freeze a copy of each learner every N iterations."
+    )
+    snapshot_win_rate: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="Also freeze a learner once its windowed win rate reaches this value.",
+    )
+    win_rate_window: int = Field(
+        default=100, ge=1, description="Games in the moving windows for win rates and PFSP."
+    )
+    slots: int = Field(
+        default=4,
+        ge=1,
+        description="Opponent modules opponent_0..K-1 frozen members rotate through.",
+    )
+    max_snapshots: int | None = Field(
+        default=None, ge=1, description="Keep at most this many snapshots; the oldest are evicted."
+    )
+    roles: RolesSpec = Field(default_factory=RolesSpec, description="Exploiter learners.")
+    scripted: list[str] = Field(
+        default_factory=list, description="Scripted agent names added to the pool as members."
+    )
+
+    @field_validator("opponent_mix")
+    @classmethod
+    def _check_mix(cls, mix: dict[str, float]) -> dict[str, float]:
+        if not mix:
+            raise ValueError("opponent_mix is empty: give at least one class, e.g. {self_play: 1}")
+        negative = {k: w for k, w in mix.items() if w < 0}
+        if negative:
+            raise ValueError(f"opponent_mix weights must be >= 0; negative: {negative}")
+        if sum(mix.values()) <= 0:
+            raise ValueError(f"opponent_mix weights must sum to > 0, got {mix}")
+        for key in mix:
+            _checked(key, "opponent_mix key")
+        return mix
+
+    @field_validator("scripted")
+    @classmethod
+    def _check_scripted(cls, names: list[str]) -> list[str]:
+        for name in names:
+            _checked(name, "scripted agent name")
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"scripted agents listed more than once: {duplicates}")
+        return names
+
+    @model_validator(mode="after")
+    def _check_slots(self) -> "LeagueSpec":
+        # One slot for main's self-play draws plus one per league exploiter, at least.
+        needed = (
+            1 if self.opponent_mix.get(SELF_PLAY, 0) > 0 else 0
+        ) + self.roles.league_exploiters
+        if self.slots < needed:
+            raise ValueError(
+                f"slots={self.slots} is too few: need >= {needed} (1 for self_play plus 1 per "
+                "league exploiter)"
+            )
+        return self
+
+
+def _checked(name: str, what: str) -> str:
+    # check_name raises UnsafePathError; pydantic reports only ValueError nicely.
+    try:
+        return check_name(name, what=what)
+    except UnsafePathError as err:
+        raise ValueError(str(err)) from None

@@ -1,0 +1,75 @@
+"""League state beyond the member records, and the checks for restoring it.
+
+`LeagueState` holds everything a resumed league needs to continue exactly: the matchmaking RNG
+state, slot contents and the current slot plan, result windows, snapshot counters. Together
+with the member records (ids, stats, ratings, weight hashes) it is the full league state.
+"""
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from rl_platform.errors import UserError
+
+STATE_VERSION = 1
+
+
+class LeagueMismatchError(UserError):
+    """A saved league state names different members than the pool it is restored into."""
+
+    def __init__(self, *, missing: Collection[str], extra: Collection[str]) -> None:
+        self.missing = sorted(missing)
+        self.extra = sorted(extra)
+        super().__init__(
+            "league state does not match the league pool: "
+            f"missing from the pool (in the saved state): {self.missing}; "
+            f"extra in the pool (not in the saved state): {self.extra}. "
+            "Restore the state into the league folder it was saved with."
+        )
+
+
+def check_same_members(*, state_ids: Collection[str], pool_ids: Collection[str]) -> None:
+    missing = set(state_ids) - set(pool_ids)
+    extra = set(pool_ids) - set(state_ids)
+    if missing or extra:
+        raise LeagueMismatchError(missing=missing, extra=extra)
+
+
+@dataclass
+class LeagueState:
+    rng: str  # Matchmaker.get_state(): the Generator state as JSON text
+    slots: list[str | None]
+    plan: dict[str, Any] | None = None  # SlotPlan.to_dict() of the current iteration
+    results: dict[str, Any] = field(default_factory=dict)  # ResultBook.to_dict()
+    snapshot_counters: dict[str, int] = field(default_factory=dict)  # learner -> last _vN
+    last_snapshot_iteration: dict[str, int] = field(default_factory=dict)
+    iteration: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": STATE_VERSION,
+            "rng": self.rng,
+            "slots": list(self.slots),
+            "plan": self.plan,
+            "results": self.results,
+            "snapshot_counters": dict(self.snapshot_counters),
+            "last_snapshot_iteration": dict(self.last_snapshot_iteration),
+            "iteration": self.iteration,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "LeagueState":
+        if data.get("version") != STATE_VERSION:
+            raise UserError(
+                f"unsupported league state version {data.get('version')!r} "
+                f"(this build reads version {STATE_VERSION})"
+            )
+        return cls(
+            rng=data["rng"],
+            slots=list(data["slots"]),
+            plan=data.get("plan"),
+            results=data.get("results", {}),
+            snapshot_counters=dict(data.get("snapshot_counters", {})),
+            last_snapshot_iteration=dict(data.get("last_snapshot_iteration", {})),
+            iteration=int(data.get("iteration", 0)),
+        )

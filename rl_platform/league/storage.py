@@ -1,0 +1,106 @@
+"""Where the league pool lives: a local folder or an object-store URI, through `pyarrow.fs`.
+
+Keys are built only from `check_name`-validated components, so no member id can address a file
+outside the league root. Writes are atomic from a reader's point of view:
+
+* Local filesystem: the shared atomic helpers (temp sibling, fsync, rename).
+* Any other filesystem (S3, GCS, a `SubTreeFileSystem`, ...): write a hidden temp key, then
+  `move` it onto the final key. A single object PUT is already atomic on S3/GCS, but pyarrow's
+  output streams *finish* the upload when closed, even when closed by an exception, so writing
+  the final key directly could publish a truncated object. Writing a temp key first means a
+  failed write leaves the final key untouched (the temp key is deleted on error).
+"""
+
+import contextlib
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from rl_platform.utils.atomic import write_bytes_atomic
+from rl_platform.utils.names import check_name, safe_join
+
+_TEMP_PREFIX = "."
+
+
+class LeagueStorage:
+    """Byte and JSON storage rooted at one folder of a `pyarrow.fs.FileSystem`."""
+
+    def __init__(self, filesystem: pafs.FileSystem, root: str) -> None:
+        self.filesystem = filesystem
+        self.root = root.rstrip("/") if root not in {"", "/"} else root
+        self._local = isinstance(filesystem, pafs.LocalFileSystem)
+        if self._local:
+            self.root = str(Path(root).resolve())
+
+    @classmethod
+    def from_uri(cls, uri: str | Path) -> "LeagueStorage":
+        """A local path (`runs/x/league`), `file:///abs/path`, `s3://bucket/key` or `gs://...`."""
+        text = str(uri)
+        if "://" not in text:
+            return cls(pafs.LocalFileSystem(), str(Path(text).resolve()))
+        filesystem, root = pafs.FileSystem.from_uri(text)
+        return cls(filesystem, root)
+
+    @property
+    def uri(self) -> str:
+        """Human-readable location for messages."""
+        return self.root if self._local else f"{self.filesystem.type_name}:{self.root}"
+
+    def _key(self, parts: tuple[str, ...]) -> str:
+        if not parts:
+            return self.root
+        names = [check_name(part, what="league storage path component") for part in parts]
+        if self._local:
+            return str(safe_join(self.root, *names))
+        return "/".join([self.root, *names]) if self.root else "/".join(names)
+
+    def write_bytes(self, *parts: str, data: bytes) -> None:
+        key = self._key(parts)
+        if self._local:
+            write_bytes_atomic(key, data)
+            return
+        parent, _, name = key.rpartition("/")
+        if parent:
+            self.filesystem.create_dir(parent, recursive=True)
+        temp_key = f"{parent}/{_TEMP_PREFIX}{name}.{uuid.uuid4().hex}.tmp"
+        try:
+            with self.filesystem.open_output_stream(temp_key) as stream:
+                stream.write(data)
+            self.filesystem.move(temp_key, key)
+        except BaseException:
+            self._delete_quietly(temp_key)
+            raise
+
+    def read_bytes(self, *parts: str) -> bytes:
+        """Raise `FileNotFoundError` if the key does not exist."""
+        with self.filesystem.open_input_stream(self._key(parts)) as stream:
+            return stream.read()
+
+    def write_json(self, *parts: str, obj: Any) -> None:
+        text = json.dumps(obj, indent=2, sort_keys=True) + "\n"
+        self.write_bytes(*parts, data=text.encode("utf-8"))
+
+    def read_json(self, *parts: str) -> Any:
+        return json.loads(self.read_bytes(*parts).decode("utf-8"))
+
+    def exists(self, *parts: str) -> bool:
+        info = self.filesystem.get_file_info(self._key(parts))
+        return info.type != pafs.FileType.NotFound
+
+    def list(self, *parts: str) -> list[str]:
+        """Sorted file names directly under the folder; hidden temp files are skipped."""
+        selector = pafs.FileSelector(self._key(parts), allow_not_found=True, recursive=False)
+        infos = self.filesystem.get_file_info(selector)
+        names = (info.base_name for info in infos if info.type == pafs.FileType.File)
+        return sorted(name for name in names if not name.startswith(_TEMP_PREFIX))
+
+    def delete(self, *parts: str) -> None:
+        """Delete a file; a missing file is not an error (deletes are retried after crashes)."""
+        self._delete_quietly(self._key(parts))
+
+    def _delete_quietly(self, key: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.filesystem.delete_file(key)
