@@ -1,0 +1,1 @@
+"""Environments: catalog of ids, Ray registration, wrappers and our own games."""

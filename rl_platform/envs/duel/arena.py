@@ -1,0 +1,51 @@
+"""Play two scripted (or any vectorized) agents against each other over N games at once."""
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rl_platform.envs.duel.core import DRAW, DuelCore
+from rl_platform.envs.duel.scripted import ActFn
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """Outcome counts from player 0's ("a") point of view."""
+
+    wins_a: int
+    wins_b: int
+    draws: int
+    mean_length: float
+    """Mean game length in frames."""
+
+    @property
+    def games(self) -> int:
+        return self.wins_a + self.wins_b + self.draws
+
+    @property
+    def win_rate_a(self) -> float:
+        return self.wins_a / self.games
+
+
+def run_matches(
+    agent_a: ActFn, agent_b: ActFn, *, num_games: int, seed: int = 0, **core_kwargs: Any
+) -> MatchResult:
+    """Play `num_games` games to completion with `agent_a` as player 0 and `agent_b` as 1."""
+    core = DuelCore(num_games, seed=seed, **core_kwargs)
+    rng = np.random.default_rng(seed + 1)
+    obs = core.reset()
+    lengths = np.zeros(num_games, np.int64)
+    while not core.state.done.all():
+        actions = np.stack([agent_a(obs[:, 0], rng), agent_b(obs[:, 1], rng)], axis=1)
+        running = ~core.state.done
+        result = core.step(actions)
+        obs = result.obs
+        lengths += running
+    winners = core.state.winner
+    return MatchResult(
+        wins_a=int((winners == 0).sum()),
+        wins_b=int((winners == 1).sum()),
+        draws=int((winners == DRAW).sum()),
+        mean_length=float(lengths.mean()),
+    )

@@ -1,0 +1,70 @@
+"""RLlib `MultiAgentEnv` adapter for the duel game (env id `rlp/Duel-v0`).
+
+The only module of the duel package that imports Ray. Agents are `player_0` and `player_1`;
+both act every step and the episode ends for both at once.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from rl_platform.envs.duel.pettingzoo_env import action_space, observation_space
+from rl_platform.envs.duel.render import render_ansi, render_rgb
+from rl_platform.envs.duel.single_game import AGENT_IDS, SingleGame
+
+# Seeds of parallel env copies are spread this far apart per env runner.
+_WORKER_SEED_STRIDE = 1000
+
+
+def _seed_for_copy(env_config: Mapping[str, Any], seed: int | None) -> int | None:
+    """Give every env copy its own seed when RLlib passes an EnvContext with indices."""
+    if seed is None:
+        return None
+    worker = int(getattr(env_config, "worker_index", 0) or 0)
+    vector = int(getattr(env_config, "vector_index", 0) or 0)
+    return seed + worker * _WORKER_SEED_STRIDE + vector
+
+
+class DuelMultiAgentEnv(MultiAgentEnv):
+    """Takes an env_config dict with the duel settings (`max_steps`, `stocks`,
+    `reward_weights`, `seed`, `spawn_jitter`) plus an optional `render_mode`
+    ("rgb_array" or "ansi")."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        env_config = config if config is not None else {}
+        kwargs = dict(env_config)
+        self.render_mode = kwargs.pop("render_mode", None)
+        kwargs["seed"] = _seed_for_copy(env_config, kwargs.get("seed"))
+        self._game = SingleGame(**kwargs)
+        self.possible_agents = list(AGENT_IDS)
+        self.agents = list(AGENT_IDS)
+        self.observation_spaces = {agent: observation_space() for agent in AGENT_IDS}
+        self.action_spaces = {agent: action_space() for agent in AGENT_IDS}
+
+    def reset(
+        self, *, seed: int | None = None, options: dict | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
+        obs = self._game.reset(seed=seed)
+        self.agents = list(AGENT_IDS)
+        return obs, {agent: {} for agent in AGENT_IDS}
+
+    def step(self, action_dict: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        out = self._game.step(action_dict)
+        terminateds = dict.fromkeys(AGENT_IDS, out.terminated)
+        truncateds = dict.fromkeys(AGENT_IDS, out.truncated)
+        terminateds["__all__"] = out.terminated
+        truncateds["__all__"] = out.truncated
+        if out.terminated or out.truncated:
+            self.agents = []
+        return out.obs, out.rewards, terminateds, truncateds, out.infos
+
+    def render(self) -> np.ndarray | str | None:
+        state, max_steps = self._game.core.state, self._game.core.config.max_steps
+        if self.render_mode == "rgb_array":
+            return render_rgb(state, 0, max_steps=max_steps)
+        if self.render_mode == "ansi":
+            return render_ansi(state, 0, max_steps=max_steps)
+        return None
