@@ -2,99 +2,66 @@
 
 Plain Python (numpy, torch, pyarrow, openskill); nothing here imports Ray, so league rules are
 unit-testable on their own. The RLlib adapter lives in `rl_platform.league.callback`.
+
+Exports resolve lazily (PEP 562) so that importing the spec schema, which needs only
+`rl_platform.league.spec`, does not pull in torch and keeps `rlp validate` fast.
 """
 
-from rl_platform.league.leaderboard import (
-    LeaderboardRow,
-    MatchupMatrix,
-    leaderboard,
-    matchup_matrix,
-    tournament_schedule,
-)
-from rl_platform.league.league import (
-    MAIN_ID,
-    IterationReport,
-    League,
-    learner_ids_for,
-    spec_learners,
-)
-from rl_platform.league.matchmaking import (
-    SELF_PLAY,
-    UNPLAYED_WIN_PROB,
-    Matchmaker,
-    MatchmakingMode,
-    PfspWeighting,
-    draw_from,
-    f_hard,
-    f_var,
-    normalize_mix,
-    pfsp_weights,
-)
-from rl_platform.league.members import Member, MemberKind
-from rl_platform.league.pool import LeaguePool, serialize_weights
-from rl_platform.league.ratings import Rating, ordinal, rate_game
-from rl_platform.league.results import Outcome, ResultBook
-from rl_platform.league.slots import (
-    OpponentChoice,
-    SlotAssignment,
-    SlotPlan,
-    assign_slots,
-    module_id_for_member,
-    module_id_for_scripted,
-    module_id_for_slot,
-    plan_slots,
-    sample_opponent,
-    slot_for_module_id,
-)
-from rl_platform.league.snapshots import should_snapshot
-from rl_platform.league.spec import LeagueSpec, RolesSpec
-from rl_platform.league.state import LeagueMismatchError, LeagueState
-from rl_platform.league.storage import LeagueStorage
+import importlib
+from typing import Any
 
-__all__ = [
-    "MAIN_ID",
-    "SELF_PLAY",
-    "UNPLAYED_WIN_PROB",
-    "IterationReport",
-    "LeaderboardRow",
-    "League",
-    "LeagueMismatchError",
-    "LeaguePool",
-    "LeagueSpec",
-    "LeagueState",
-    "LeagueStorage",
-    "Matchmaker",
-    "MatchmakingMode",
-    "MatchupMatrix",
-    "Member",
-    "MemberKind",
-    "OpponentChoice",
-    "Outcome",
-    "PfspWeighting",
-    "Rating",
-    "ResultBook",
-    "RolesSpec",
-    "SlotAssignment",
-    "SlotPlan",
-    "assign_slots",
-    "draw_from",
-    "f_hard",
-    "f_var",
-    "leaderboard",
-    "learner_ids_for",
-    "matchup_matrix",
-    "module_id_for_member",
-    "module_id_for_scripted",
-    "module_id_for_slot",
-    "normalize_mix",
-    "ordinal",
-    "pfsp_weights",
-    "plan_slots",
-    "rate_game",
-    "sample_opponent",
-    "serialize_weights",
-    "should_snapshot",
-    "slot_for_module_id",
-    "spec_learners",
-    "tournament_schedule",
-]
+_EXPORTS = {
+    "IterationReport": "rl_platform.league.league",
+    "LeaderboardRow": "rl_platform.league.leaderboard",
+    "League": "rl_platform.league.league",
+    "LeagueMismatchError": "rl_platform.league.state",
+    "LeaguePool": "rl_platform.league.pool",
+    "LeagueSpec": "rl_platform.league.spec",
+    "LeagueState": "rl_platform.league.state",
+    "LeagueStorage": "rl_platform.league.storage",
+    "MAIN_ID": "rl_platform.league.league",
+    "Matchmaker": "rl_platform.league.matchmaking",
+    "MatchmakingMode": "rl_platform.league.matchmaking",
+    "MatchupMatrix": "rl_platform.league.leaderboard",
+    "Member": "rl_platform.league.members",
+    "MemberKind": "rl_platform.league.members",
+    "OpponentChoice": "rl_platform.league.slots",
+    "Outcome": "rl_platform.league.results",
+    "PfspWeighting": "rl_platform.league.matchmaking",
+    "Rating": "rl_platform.league.ratings",
+    "ResultBook": "rl_platform.league.results",
+    "RolesSpec": "rl_platform.league.spec",
+    "SELF_PLAY": "rl_platform.league.matchmaking",
+    "SlotAssignment": "rl_platform.league.slots",
+    "SlotPlan": "rl_platform.league.slots",
+    "UNPLAYED_WIN_PROB": "rl_platform.league.matchmaking",
+    "assign_slots": "rl_platform.league.slots",
+    "draw_from": "rl_platform.league.matchmaking",
+    "f_hard": "rl_platform.league.matchmaking",
+    "f_var": "rl_platform.league.matchmaking",
+    "leaderboard": "rl_platform.league.leaderboard",
+    "learner_ids_for": "rl_platform.league.league",
+    "matchup_matrix": "rl_platform.league.leaderboard",
+    "module_id_for_member": "rl_platform.league.slots",
+    "module_id_for_scripted": "rl_platform.league.slots",
+    "module_id_for_slot": "rl_platform.league.slots",
+    "normalize_mix": "rl_platform.league.matchmaking",
+    "ordinal": "rl_platform.league.ratings",
+    "pfsp_weights": "rl_platform.league.matchmaking",
+    "plan_slots": "rl_platform.league.slots",
+    "rate_game": "rl_platform.league.ratings",
+    "sample_opponent": "rl_platform.league.slots",
+    "serialize_weights": "rl_platform.league.pool",
+    "should_snapshot": "rl_platform.league.snapshots",
+    "slot_for_module_id": "rl_platform.league.slots",
+    "spec_learners": "rl_platform.league.league",
+    "tournament_schedule": "rl_platform.league.leaderboard",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rl_platform.league' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

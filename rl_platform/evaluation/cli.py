@@ -1,0 +1,264 @@
+"""CLI edge of evaluation: `rlp eval | run | watch | plot | doctor | policies`.
+
+Registered in `rl_platform/cli.py` (wrapped in `user_errors`). Results go to stdout (a rich
+table, or one JSON object with `--json`); progress, spinners and notes go to stderr.
+"""
+
+import json
+import sys
+import time
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rl_platform.evaluation.progress import episode_progress, status, stderr_console
+
+out_console = Console()
+
+EnvOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--env", "-e", help="Env id (CartPole-v1, rlp/Duel-v0), alias (duel, cartpole, "
+        "connect_four) or spec YAML. Default: the env a checkpoint was trained on.",
+    ),
+]  # fmt: skip
+EpisodesOpt = Annotated[int, typer.Option("--episodes", "-n", help="Episodes to play.")]
+SeedOpt = Annotated[int, typer.Option(help="Episode i is reset with seed + i.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+SampleOpt = Annotated[
+    bool, typer.Option("--sample", help="Sample actions instead of the greedy (argmax) action.")
+]
+OpponentOpt = Annotated[
+    str | None,
+    typer.Option(help="Two-player envs: the opponent's policy URI (default: scripted best)."),
+]
+MaxStepsOpt = Annotated[
+    int | None, typer.Option("--max-steps", help="Cut episodes after this many env steps.")
+]
+ParallelOpt = Annotated[int, typer.Option(help="Env copies stepped together (batched actions).")]
+PolicyArg = Annotated[
+    str,
+    typer.Argument(help="checkpoint://RUN, scripted://ENV/NAME, league://RUN/ID or random."),
+]
+
+
+def _write_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_fmt(v)}" for k, v in value.items()) or "-"
+    return str(value)
+
+
+def _table(title: str, rows: dict[str, Any]) -> Table:
+    table = Table(title=title, show_header=False, title_justify="left")
+    table.add_column("metric", style="bold")
+    table.add_column("value")
+    for key, value in rows.items():
+        table.add_row(key, _fmt(value))
+    return table
+
+
+def eval_command(
+    policy: PolicyArg,
+    env: EnvOpt = None,
+    episodes: EpisodesOpt = 10,
+    seed: SeedOpt = 0,
+    opponent: OpponentOpt = None,
+    sample: SampleOpt = False,
+    max_steps: MaxStepsOpt = None,
+    parallel: ParallelOpt = 8,
+    as_json: JsonOpt = False,
+) -> None:
+    """Evaluate a policy: return mean/std/min/max, episode length, win rate, reward components."""
+    from rl_platform.evaluation.eval import evaluate
+
+    with episode_progress(episodes, f"eval {policy}") as advance:
+        result = evaluate(
+            policy=policy, env=env, episodes=episodes, seed=seed, opponent=opponent,
+            sample=sample, parallel=parallel, max_steps=max_steps, on_episode=advance,
+        )  # fmt: skip
+    if as_json:
+        _write_json(result)
+        return
+    out_console.print(_table(f"{result['policy']} on {result['env']}", result))
+
+
+def run_command(
+    policy: Annotated[
+        list[str],
+        typer.Option("--policy", "-p", help="URI[,proportion=P] (repeatable; P defaults to 1)."),
+    ],
+    env: EnvOpt = None,
+    episodes: EpisodesOpt = 10,
+    seed: SeedOpt = 0,
+    sample: SampleOpt = False,
+    max_steps: MaxStepsOpt = None,
+    parallel: ParallelOpt = 8,
+    as_json: JsonOpt = False,
+) -> None:
+    """Play several policies sharing an env's agents by proportion; results per policy."""
+    from rl_platform.evaluation.multi import run_policies
+
+    with episode_progress(episodes, "run") as advance:
+        result = run_policies(
+            policies=policy, env=env, episodes=episodes, seed=seed, sample=sample,
+            parallel=parallel, max_steps=max_steps, on_episode=advance,
+        )  # fmt: skip
+    if as_json:
+        _write_json(result)
+        return
+    for row in result["policies"]:
+        row = dict(row)
+        title = f"{row.pop('policy')} on {result['env']} ({result['episodes']} episodes)"
+        for other, record in row.pop("vs", {}).items():
+            row[f"vs {other}"] = record
+        out_console.print(_table(title, row))
+
+
+def _text_sink(*, paced: bool) -> Any:
+    def show(frame: str, fps: float) -> None:
+        if paced:
+            sys.stdout.write("\x1b[H\x1b[2J" + frame + "\n")  # home + clear: redraw in place
+            sys.stdout.flush()
+            time.sleep(1.0 / fps)
+        else:
+            sys.stdout.write(frame + "\n\n")
+
+    return show
+
+
+def watch_command(
+    policy: PolicyArg,
+    env: EnvOpt = None,
+    episodes: EpisodesOpt = 1,
+    out: Annotated[Path | None, typer.Option(help="Write a .gif or .mp4 file.")] = None,
+    text: Annotated[bool, typer.Option("--text", help="Draw the duel in the terminal.")] = False,
+    fps: Annotated[
+        float | None, typer.Option(help="Frames per second (default: real time).")
+    ] = None,
+    scale: Annotated[
+        int | None, typer.Option(help="Integer upscaling (default: frames >= 480 px wide).")
+    ] = None,
+    max_steps: MaxStepsOpt = None,
+    max_frames: Annotated[int, typer.Option(help="Stop after this many frames.")] = 3000,
+    seed: SeedOpt = 0,
+    opponent: OpponentOpt = None,
+    sample: SampleOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Render a policy's episodes to a GIF/MP4 (rgb_array) or as text in the terminal."""
+    from rl_platform.errors import UserError
+    from rl_platform.evaluation.watch import watch
+
+    if text and as_json:
+        raise UserError("--text draws on stdout; it cannot be combined with --json")
+    on_text = _text_sink(paced=sys.stdout.isatty()) if text else None
+    # The spinner would fight with the frames drawn on the same terminal in --text mode.
+    with nullcontext() if text else status(f"rendering {policy}"):
+        result = watch(
+            policy=policy, env=env, episodes=episodes, seed=seed, out=out, on_text=on_text,
+            fps=fps, max_steps=max_steps, max_frames=max_frames, scale=scale, opponent=opponent,
+            sample=sample,
+        )  # fmt: skip
+    if as_json:
+        _write_json(result)
+    video = result["video"]
+    if video is not None:
+        stderr_console.print(
+            f"wrote {video['path']} ({video['frames']} frames, {video['width']}x{video['height']}, "
+            f"{result['fps']:g} fps)", highlight=False,
+        )  # fmt: skip
+
+
+def plot_command(
+    runs: Annotated[
+        list[Path] | None, typer.Argument(help="Run folders (or folders holding run folders).")
+    ] = None,
+    metric: Annotated[str, typer.Option(help="metrics.jsonl key.")] = "train/episode_return_mean",
+    out: Annotated[Path, typer.Option(help="Output image (.png, .svg, .pdf).")] = Path(
+        "curves.png"
+    ),
+    band: Annotated[
+        str, typer.Option(help="Band across runs of a spec: minmax or std.")
+    ] = "minmax",
+    league: Annotated[
+        Path | None, typer.Option(help="Plot this league run's ratings over time instead.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Learning curves over env steps (mean and band across seeds of a spec), or league ratings."""
+    from rl_platform.errors import UserError
+    from rl_platform.evaluation.plot import plot_league, plot_runs
+
+    if band not in ("minmax", "std"):
+        raise UserError(f"--band {band!r}: use minmax or std")
+    if league is not None:
+        if runs:
+            raise UserError("pass run folders or --league RUN_DIR, not both")
+        result = plot_league(league, out=out)
+    elif not runs:
+        raise UserError("pass at least one run folder (or --league RUN_DIR)")
+    else:
+        result = plot_runs(runs, metric=metric, out=out, band=band)  # type: ignore[arg-type]
+    if as_json:
+        _write_json(result)
+    stderr_console.print(f"wrote {result['out']}", highlight=False)
+
+
+def doctor_command(
+    strict: Annotated[bool, typer.Option(help="Exit 1 if any check fails.")] = False,
+    skip: Annotated[
+        list[str] | None,
+        typer.Option(help="Skip a check (python, ray, torch, atari, mujoco, wandb, auth)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check Python, Ray, torch/CUDA, Atari ROMs, MuJoCo rendering, W&B and Ray token auth."""
+    from rl_platform.errors import UserError
+    from rl_platform.evaluation.doctor import CHECK_NAMES, Status, run_checks
+
+    unknown = sorted(set(skip or []) - set(CHECK_NAMES))
+    if unknown:
+        raise UserError(f"--skip {unknown}: known checks are {', '.join(CHECK_NAMES)}")
+    with status("checking"):
+        checks = run_checks(skip=frozenset(skip or []))
+    if as_json:
+        _write_json([{**c.__dict__, "status": c.status.value} for c in checks])
+    else:
+        style = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}
+        table = Table(title="rlp doctor", title_justify="left")
+        for column in ("check", "status", "found", "fix"):
+            table.add_column(column, overflow="fold")
+        for c in checks:
+            table.add_row(c.name, f"[{style[c.status]}]{c.status.value}[/]", c.detail, c.fix)
+        out_console.print(table)
+    if strict and any(c.status == Status.FAIL for c in checks):
+        raise typer.Exit(code=1)
+
+
+def policies_command(as_json: JsonOpt = False) -> None:
+    """List the scripted policies (scripted://ENV/NAME) with what they do."""
+    from rl_platform.teachers import scripted_policies
+
+    entries = scripted_policies()
+    if as_json:
+        _write_json(
+            [{"uri": e.uri, "env": e.env_id, "description": e.description} for e in entries]
+        )
+        return
+    table = Table(title="scripted policies (also: random, checkpoint://RUN, league://RUN/ID)")
+    table.add_column("uri", no_wrap=True)
+    table.add_column("env", no_wrap=True)
+    table.add_column("description", overflow="fold")
+    for entry in entries:
+        table.add_row(entry.uri, entry.env_id, entry.description)
+    out_console.print(table)

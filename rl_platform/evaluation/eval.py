@@ -1,0 +1,103 @@
+"""`rlp eval`: one policy's returns, lengths, win rate and reward components over N episodes.
+
+In two-player envs the evaluated policy plays the first agent (`player_0`) against
+`opponent` (default: the env's strongest scripted agent, see `DEFAULT_OPPONENTS`).
+"""
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rl_platform.errors import UserError
+from rl_platform.evaluation.envs import AgentEnv, EnvShape, EnvTarget, probe_env, resolve_env
+from rl_platform.evaluation.rollout import EpisodeRecord, Rollout, RolloutHooks
+from rl_platform.evaluation.summary import summarize
+from rl_platform.policies import EnvContext, Policy, PolicyURI, load_policy, parse_policy_uri
+
+DEFAULT_OPPONENTS = {
+    "rlp/Duel-v0": "scripted://duel/based",
+    "pettingzoo/connect_four_v3": "scripted://connect_four/one_ply",
+}
+POLICY_KEY, OPPONENT_KEY = "policy", "opponent"
+
+
+def policy_for(
+    uri: PolicyURI, *, target: EnvTarget, shape: EnvShape, agent: str, sample: bool
+) -> Policy:
+    observation_space, action_space = shape.spaces[agent]
+    context = EnvContext(target.env_id, observation_space, action_space)
+    return load_policy(uri, env=context, sample=sample)
+
+
+def check_episodes(episodes: int) -> None:
+    if episodes < 1:
+        raise UserError(f"--episodes must be >= 1, got {episodes}")
+
+
+def evaluate(
+    *,
+    policy: str,
+    env: str | None,
+    episodes: int,
+    seed: int = 0,
+    opponent: str | None = None,
+    sample: bool = False,
+    parallel: int = 8,
+    max_steps: int | None = None,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+) -> dict[str, Any]:
+    """Run the evaluation and return one flat JSON-ready dict (see docs/evaluation.md)."""
+    check_episodes(episodes)
+    uri = parse_policy_uri(policy)
+    opponent_uri = parse_policy_uri(opponent) if opponent else None
+    target = resolve_env(env, policies=[u for u in (uri, opponent_uri) if u is not None])
+    shape = probe_env(target)
+    seats, policies = seat_policies(uri, opponent_uri, target, shape, sample)
+    started = time.monotonic()
+    records = Rollout(
+        make_env=lambda: AgentEnv(target),
+        policies=policies,
+        seats=lambda _index: seats,
+        seed=seed,
+        parallel=parallel,
+        max_steps=max_steps,
+        hooks=RolloutHooks(on_episode=on_episode),
+    ).run(episodes)
+    result: dict[str, Any] = {
+        "policy": uri.text,
+        "env": target.env_id,
+        "episodes": len(records),
+        "seed": seed,
+        "sample": sample,
+    }
+    if OPPONENT_KEY in policies:
+        result["opponent"] = policies[OPPONENT_KEY].label
+        result["seat"] = next(a for a, k in seats.items() if k == POLICY_KEY)
+    result |= summarize(records, POLICY_KEY)
+    result["wall_s"] = round(time.monotonic() - started, 3)
+    return result
+
+
+def seat_policies(
+    uri: PolicyURI,
+    opponent: PolicyURI | None,
+    target: EnvTarget,
+    shape: EnvShape,
+    sample: bool,
+) -> tuple[dict[str, str], dict[str, Policy]]:
+    first = shape.agent_ids[0]
+    policies = {POLICY_KEY: policy_for(uri, target=target, shape=shape, agent=first, sample=sample)}
+    if not shape.two_player:
+        if opponent is not None:
+            raise UserError(f"--opponent applies to two-player envs; {target.env_id} is not one")
+        return dict.fromkeys(shape.agent_ids, POLICY_KEY), policies
+    if opponent is None:
+        default = DEFAULT_OPPONENTS.get(target.env_id)
+        if default is None:
+            raise UserError(f"{target.env_id} is a two-player env: pass --opponent URI")
+        opponent = parse_policy_uri(default)
+    second = shape.agent_ids[1]
+    policies[OPPONENT_KEY] = policy_for(
+        opponent, target=target, shape=shape, agent=second, sample=sample
+    )
+    return {first: POLICY_KEY, second: OPPONENT_KEY}, policies

@@ -1,0 +1,19 @@
+"""Named policies: URIs (`uri.py`), the `Policy` interface (`base.py`) and loading.
+
+Importing this package does not import Ray; rebuilding a learned module does (lazily).
+"""
+
+from rl_platform.policies.base import FunctionPolicy, Policy, RandomPolicy
+from rl_platform.policies.loading import EnvContext, load_policy
+from rl_platform.policies.uri import PolicyKind, PolicyURI, parse_policy_uri
+
+__all__ = [
+    "EnvContext",
+    "FunctionPolicy",
+    "Policy",
+    "PolicyKind",
+    "PolicyURI",
+    "RandomPolicy",
+    "load_policy",
+    "parse_policy_uri",
+]

@@ -1,0 +1,143 @@
+"""Turn a policy URI into a `Policy` for one env (its id and spaces).
+
+* `random`: uniform over the action space (legal actions only under an action mask).
+* `scripted://ENV/NAME`: the registry in `rl_platform.teachers`; ENV must match the env.
+* `checkpoint://RUN[/iter_N][?module=ID]`: the run's spec rebuilds the module, the checkpoint
+  provides its weights. `scripted_<agent>` module ids of a league run play that scripted agent.
+* `league://RUN/MEMBER`: frozen members load their weights from the pool (hash-checked),
+  learners (main, exploiters) from the run's latest checkpoint, scripted members their agent.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+from loguru import logger
+
+from rl_platform.errors import UserError
+from rl_platform.policies.base import FunctionPolicy, Policy, RandomPolicy
+from rl_platform.policies.uri import PolicyKind, PolicyURI, parse_policy_uri
+
+LEAGUE_DIR = "league"
+SCRIPTED_MODULE_PREFIX = "scripted_"
+
+
+@dataclass(frozen=True)
+class EnvContext:
+    """What a policy needs to know about the env it acts in (one agent's view)."""
+
+    env_id: str
+    observation_space: gym.Space
+    action_space: gym.Space
+
+
+def load_policy(uri: str | PolicyURI, *, env: EnvContext, sample: bool = False) -> Policy:
+    """Build the policy; `sample` (sampled instead of greedy actions) unless the URI says."""
+    parsed = parse_policy_uri(uri) if isinstance(uri, str) else uri
+    sample = parsed.sample if parsed.sample is not None else sample
+    if parsed.kind == PolicyKind.RANDOM:
+        return RandomPolicy(parsed.text, env.action_space)
+    if parsed.kind == PolicyKind.SCRIPTED:
+        return _scripted(parsed.text, env_short=parsed.env, name=parsed.name, env=env, uri=parsed)
+    if parsed.kind == PolicyKind.CHECKPOINT:
+        return _from_checkpoint(parsed, env=env, sample=sample)
+    return _from_league(parsed, env=env, sample=sample)
+
+
+def _scripted(
+    label: str, *, env_short: str | None, name: str | None, env: EnvContext, uri: PolicyURI | None
+) -> Policy:
+    from rl_platform.teachers import get_scripted
+
+    entry = get_scripted(str(env_short), str(name))
+    if entry.env_id != env.env_id:
+        raise UserError(f"{label} plays {entry.env_id}, not {env.env_id}")
+    params = {} if uri is None or uri.kind != PolicyKind.SCRIPTED else uri.params
+    return FunctionPolicy(label, entry.build(params))
+
+
+def _scripted_for_env(label: str, agent: str, env: EnvContext) -> Policy:
+    from rl_platform.teachers import env_short_name
+
+    short = env_short_name(env.env_id)
+    if short is None:
+        raise UserError(f"{label}: {env.env_id} has no scripted agents")
+    return _scripted(label, env_short=short, name=agent, env=env, uri=None)
+
+
+def _existing(path: str | None, *, label: str) -> Path:
+    folder = Path(str(path)).expanduser()
+    if not folder.exists():
+        raise UserError(f"{label}: {folder} does not exist")
+    return folder
+
+
+def _from_checkpoint(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:
+    from rl_platform.run.algorithm_state import ALGORITHM_PART, module_weights
+    from rl_platform.run.checkpoints import load_checkpoint, resolve_checkpoint
+    from rl_platform.run.metrics import MAIN_MODULE_CANDIDATES
+
+    folder = _existing(uri.path, label=uri.text)
+    if uri.checkpoint is not None and uri.checkpoint != "latest":
+        named = folder / "checkpoints" / uri.checkpoint
+        if not named.is_dir():
+            raise UserError(f"{uri.text}: no checkpoint {named}")
+        folder = named
+    loaded = load_checkpoint(resolve_checkpoint(folder))
+    weights = module_weights(loaded.parts[ALGORITHM_PART])
+    module_id = uri.module or next((m for m in MAIN_MODULE_CANDIDATES if m in weights), None)
+    if module_id is not None and module_id.startswith(SCRIPTED_MODULE_PREFIX):
+        return _scripted_for_env(uri.text, module_id.removeprefix(SCRIPTED_MODULE_PREFIX), env)
+    if module_id not in weights:
+        raise UserError(
+            f"{uri.text}: module {module_id!r} is not in {loaded.path} "
+            f"(modules: {', '.join(sorted(weights))}); pick one with ?module=ID"
+        )
+    logger.info("{}: {} module {!r}", uri.text, loaded.path, module_id)
+    return _learned(uri.text, loaded.path, weights[module_id], env=env, sample=sample)
+
+
+def _from_league(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:
+    from rl_platform.league import LeaguePool, MemberKind
+
+    run_dir = _existing(uri.path, label=uri.text)
+    root = run_dir / LEAGUE_DIR
+    pool, _ = LeaguePool.open(root)  # read-only: never prune a live writer's files
+    if not pool.manifest_exists():
+        raise UserError(f"{uri.text}: {run_dir} has no league ({root}/league.json is missing)")
+    member = pool.get(str(uri.name))
+    if member.kind == MemberKind.SCRIPTED:
+        return _scripted_for_env(uri.text, str(member.metadata.get("agent", member.id)), env)
+    if member.is_learner:
+        # A learner's current weights live in the run's checkpoints, under its own module id.
+        checkpoint = PolicyURI(
+            PolicyKind.CHECKPOINT, uri.text, path=str(run_dir), params={"module": member.id}
+        )
+        return _from_checkpoint(checkpoint, env=env, sample=sample)
+    weights = {name: tensor.numpy() for name, tensor in pool.load_weights(member.id).items()}
+    return _learned(uri.text, run_dir, weights, env=env, sample=sample)
+
+
+def _learned(
+    label: str, path: Path, weights: dict[str, np.ndarray], *, env: EnvContext, sample: bool
+) -> Policy:
+    from rl_platform.policies.module_policy import ModulePolicy
+    from rl_platform.policies.rebuild import (
+        build_module,
+        history_converter,
+        load_run_spec,
+        run_dir_of,
+    )
+
+    spec = load_run_spec(run_dir_of(path))
+    if spec.env.id != env.env_id:
+        raise UserError(f"{label} was trained on {spec.env.id}, not {env.env_id}")
+    converter = history_converter(spec, env.observation_space)
+    rebuilt = build_module(
+        spec,
+        observation_space=converter.observation_space if converter else env.observation_space,
+        action_space=env.action_space,
+        weights=weights,
+    )
+    return ModulePolicy(label, rebuilt, sample=sample, converter=converter)

@@ -1,0 +1,114 @@
+"""A learned policy: a rebuilt RLModule run with `forward_inference` on CPU under no_grad.
+
+Does by hand what RLlib's default connector pipelines do on an env runner, for one batch:
+
+* env -> module: stack observations; transformer_lstm runs first convert each observation into
+  `{own obs, opponent history, mask}` (the `OpponentHistory` connector, one window per key);
+  stateful modules get a time axis of 1 and their per-key `STATE_IN`;
+* module -> env: greedy (the distribution's deterministic action) or sampled actions, then
+  continuous actions are unsquashed from [-1, 1] to the env bounds (`normalize_actions`).
+"""
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from rl_platform.policies.base import stack_rows
+from rl_platform.policies.rebuild import RebuiltModule
+
+
+def _to_tensor(tree: Any, *, time_axis: bool) -> Any:
+    if isinstance(tree, Mapping):
+        return {k: _to_tensor(v, time_axis=time_axis) for k, v in tree.items()}
+    array = np.asarray(tree)
+    if array.dtype == np.float64:
+        array = array.astype(np.float32)
+    tensor = torch.from_numpy(np.ascontiguousarray(array))
+    return tensor.unsqueeze(1) if time_axis else tensor
+
+
+def _rows(tree: Any, n: int) -> list[Any]:
+    """Split a batched (nested) tensor tree into `n` per-row numpy trees."""
+    if isinstance(tree, Mapping):
+        per_key = {k: _rows(v, n) for k, v in tree.items()}
+        return [{k: per_key[k][i] for k in per_key} for i in range(n)]
+    array = tree.detach().cpu().numpy() if isinstance(tree, torch.Tensor) else np.asarray(tree)
+    return [array[i] for i in range(n)]
+
+
+class ModulePolicy:
+    """`Policy` over a `RebuiltModule`; see the module docstring."""
+
+    def __init__(
+        self, label: str, rebuilt: RebuiltModule, *, sample: bool, converter: Any | None = None
+    ) -> None:
+        self.label = label
+        self.rebuilt = rebuilt
+        self.module = rebuilt.module
+        self.sample = sample
+        self._converter = converter
+        self._stateful = bool(self.module.is_stateful())
+        self._initial = self.module.get_initial_state() if self._stateful else None
+        self._states: dict[Hashable, Any] = {}
+        self._windows: dict[Hashable, tuple[np.ndarray, np.ndarray]] = {}
+
+    def state(self, key: Hashable) -> Any | None:
+        """The recurrent state kept for `key` (None: not seen yet, or forgotten)."""
+        return self._states.get(key)
+
+    def forget(self, keys: Iterable[Hashable]) -> None:
+        for key in keys:
+            self._states.pop(key, None)
+            self._windows.pop(key, None)
+
+    def act(self, obs: Any, rng: np.random.Generator, *, keys: Sequence[Hashable]) -> np.ndarray:
+        if self._converter is not None:
+            obs = self._convert(obs, keys)
+        batch: dict[str, Any] = {"obs": _to_tensor(obs, time_axis=self._stateful)}
+        if self._stateful:
+            states = [self._states.get(key, self._initial) for key in keys]
+            batch["state_in"] = _to_tensor(stack_rows(states), time_axis=False)
+        with torch.no_grad():
+            out = self.module.forward_inference(batch)
+        if self._stateful:
+            for key, state in zip(keys, _rows(out["state_out"], len(keys)), strict=True):
+                self._states[key] = state
+        return self._actions(out)
+
+    def _convert(self, obs: Any, keys: Sequence[Hashable]) -> Any:
+        rows = _rows(obs, len(keys))
+        converted = []
+        for key, raw in zip(keys, rows, strict=True):
+            out = self._converter.convert_observation(raw, previous=self._windows.get(key))
+            self._windows[key] = (out["opponent_history"], out["history_mask"])
+            converted.append(out)
+        return stack_rows(converted)
+
+    def _actions(self, out: dict[str, Any]) -> np.ndarray:
+        if "actions" in out:  # e.g. DQN returns its greedy actions directly
+            actions = out["actions"]
+        else:
+            logits = out["action_dist_inputs"]
+            if self._stateful:
+                logits = logits[:, 0]
+            dist = self.module.get_inference_action_dist_cls().from_logits(logits)
+            if not self.sample:
+                dist = dist.to_deterministic()
+            actions = dist.sample()
+        actions = actions.detach().cpu().numpy() if isinstance(actions, torch.Tensor) else actions
+        if self._stateful and actions.ndim > 1 and actions.shape[1] == 1 and "actions" in out:
+            actions = actions[:, 0]
+        return self._to_env(np.asarray(actions))
+
+    def _to_env(self, actions: np.ndarray) -> np.ndarray:
+        space = self.rebuilt.action_space
+        if not isinstance(space, gym.spaces.Box):
+            return actions.astype(np.int64)
+        if self.rebuilt.normalize_actions and space.is_bounded():
+            actions = space.low + (actions + 1.0) * (space.high - space.low) / 2.0
+        if self.rebuilt.clip_actions or self.rebuilt.normalize_actions:
+            actions = np.clip(actions, space.low, space.high)
+        return actions.astype(space.dtype)

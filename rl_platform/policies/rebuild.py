@@ -1,0 +1,114 @@
+"""Rebuild a run's RLModule on CPU from its spec, without starting an Algorithm or Ray.
+
+The spec in the run folder goes through the same `build_algorithm_config` as training, so the
+module class and model config are exactly those of the checkpoint; only the spaces come from
+the env the policy will act in. League opponent slots and exploiters share main's architecture
+(see `rl_platform.league.callback.league_modules`), so any learned module id of a run is built
+from main's spec.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from loguru import logger
+
+from rl_platform.envs.catalog import is_multi_agent
+from rl_platform.errors import UserError
+from rl_platform.spec import ExperimentSpec, load_spec
+
+SPEC_FILE = "spec.yaml"
+TRANSFORMER_LSTM = "transformer_lstm"
+
+
+@dataclass(frozen=True)
+class RebuiltModule:
+    module: Any
+    """The torch RLModule, in eval mode, with the checkpoint's weights."""
+    observation_space: gym.Space
+    """What the module reads (the history-converted space for transformer_lstm)."""
+    action_space: gym.Space
+    normalize_actions: bool
+    clip_actions: bool
+
+
+def run_dir_of(path: Path) -> Path:
+    """The run folder holding `spec.yaml` for a run, `checkpoints/` or checkpoint folder."""
+    for candidate in (path, *list(path.parents)[:3]):
+        if (candidate / SPEC_FILE).is_file():
+            return candidate
+    raise UserError(f"{path}: no {SPEC_FILE} here or in the 3 folders above; is it a run folder?")
+
+
+def load_run_spec(run_dir: Path) -> ExperimentSpec:
+    return load_spec(run_dir / SPEC_FILE)
+
+
+def history_converter(spec: ExperimentSpec, raw_space: gym.Space) -> Any | None:
+    """An `OpponentHistory` connector for transformer_lstm runs (used as a converter), else None."""
+    if spec.model.type != TRANSFORMER_LSTM:
+        return None
+    from rl_platform.connectors.opponent_history import OpponentHistory
+    from rl_platform.modules.config import TransformerLSTMModelConfig
+
+    config, _ = TransformerLSTMModelConfig.from_model_config(dict(spec.model.settings))
+    return OpponentHistory(
+        raw_space, None, history=config.history, obs_split=config.obs_split, multi_agent=False
+    )
+
+
+def build_module(
+    spec: ExperimentSpec,
+    *,
+    observation_space: gym.Space,
+    action_space: gym.Space,
+    weights: dict[str, np.ndarray] | None,
+) -> RebuiltModule:
+    """Build the spec's module for these spaces on CPU and load `weights` (None: fresh init)."""
+    from rl_platform.rllib_config import MAIN_MODULE_ID, build_algorithm_config
+
+    # Its "learner device" log line is about training and would only confuse an evaluation.
+    logger.disable("rl_platform.rllib_config")
+    try:
+        config = build_algorithm_config(spec)
+    finally:
+        logger.enable("rl_platform.rllib_config")
+    if is_multi_agent(spec.env.id):
+        multi = config.get_multi_rl_module_spec(
+            spaces={MAIN_MODULE_ID: (observation_space, action_space)}
+        )
+        module_spec = multi.rl_module_specs[MAIN_MODULE_ID]
+    else:
+        from ray.rllib.core import DEFAULT_MODULE_ID
+
+        module_spec = config.get_rl_module_spec(
+            spaces={DEFAULT_MODULE_ID: (observation_space, action_space)}
+        )
+    module_spec.inference_only = False  # checkpoints hold the full learner module
+    module = module_spec.build()
+    if weights is not None:
+        _load_weights(module, weights)
+    module.eval()
+    return RebuiltModule(
+        module=module,
+        observation_space=observation_space,
+        action_space=action_space,
+        normalize_actions=bool(config.normalize_actions),
+        clip_actions=bool(config.clip_actions),
+    )
+
+
+def _load_weights(module: Any, weights: dict[str, np.ndarray]) -> None:
+    expected = set(module.get_state())
+    missing = sorted(expected - set(weights))
+    if missing:
+        raise UserError(
+            f"checkpoint weights do not fit the rebuilt {type(module).__name__}: missing "
+            f"{missing[:3]}{'...' if len(missing) > 3 else ''}; was the spec.yaml edited?"
+        )
+    try:
+        module.set_state({name: weights[name] for name in expected})
+    except RuntimeError as exc:  # shape mismatches from load_state_dict
+        raise UserError(f"checkpoint weights do not fit the rebuilt module: {exc}") from None
