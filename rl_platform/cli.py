@@ -15,7 +15,9 @@ import typer
 from rich.console import Console
 
 from rl_platform.errors import UserError
+from rl_platform.evaluation import cli as evaluation_cli
 from rl_platform.jobs.jobs_cli import jobs_app, submit_command
+from rl_platform.search.cli import search_command
 
 app = typer.Typer(
     name="rlp",
@@ -54,6 +56,13 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 app.command("submit", help="Submit `rlp train SPEC` to a Ray cluster as a job.")(
     user_errors(submit_command)
 )
+app.command("search")(user_errors(search_command))
+app.command("eval")(user_errors(evaluation_cli.eval_command))
+app.command("run")(user_errors(evaluation_cli.run_command))
+app.command("watch")(user_errors(evaluation_cli.watch_command))
+app.command("plot")(user_errors(evaluation_cli.plot_command))
+app.command("doctor")(user_errors(evaluation_cli.doctor_command))
+app.command("policies")(user_errors(evaluation_cli.policies_command))
 
 
 @app.command()

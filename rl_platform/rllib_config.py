@@ -18,7 +18,7 @@ from rl_platform.devices import resolve_device
 from rl_platform.envs.catalog import is_multi_agent
 from rl_platform.envs.registry import registered_env_name
 from rl_platform.spec import ExperimentSpec
-from rl_platform.spec.training import DQNTraining, PPOTraining, SACTraining
+from rl_platform.spec.training import BCTraining, DQNTraining, PPOTraining, SACTraining
 
 MAIN_MODULE_ID = "main"
 ConfigExtension = Callable[[AlgorithmConfig, ExperimentSpec], AlgorithmConfig]
@@ -26,18 +26,28 @@ ConfigExtension = Callable[[AlgorithmConfig, ExperimentSpec], AlgorithmConfig]
 
 def _config_class(algo: str) -> type[AlgorithmConfig]:
     from ray.rllib.algorithms.appo import APPOConfig
+    from ray.rllib.algorithms.bc import BCConfig
     from ray.rllib.algorithms.dqn import DQNConfig
     from ray.rllib.algorithms.impala import IMPALAConfig
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.algorithms.sac import SACConfig
 
-    classes = {"PPO": PPOConfig, "APPO": APPOConfig, "IMPALA": IMPALAConfig}
+    classes = {"PPO": PPOConfig, "APPO": APPOConfig, "IMPALA": IMPALAConfig, "BC": BCConfig}
     return (classes | {"DQN": DQNConfig, "SAC": SACConfig})[algo]
 
 
-def _learner_class(algo: str) -> type:
+def _learner_class(algo: str, *, bc: bool = False) -> type:
     from rl_platform.learners import guarded
     from rl_platform.learners.ppo import PlatformPPOLearner
+
+    if bc and algo == "PPO":
+        from rl_platform.learners.bc_ppo import BCPPOLearner
+
+        return BCPPOLearner
+    if algo == "BC":
+        from rl_platform.bc.offline_learner import GuardedBCLearner
+
+        return GuardedBCLearner
 
     classes = {"PPO": PlatformPPOLearner, "APPO": guarded.GuardedAPPOLearner}
     classes |= {"IMPALA": guarded.GuardedIMPALALearner, "DQN": guarded.GuardedDQNLearner}
@@ -177,7 +187,7 @@ def _apply_resources(config: AlgorithmConfig, spec: ExperimentSpec) -> Algorithm
     return config.learners(
         num_learners=res.learners,
         num_gpus_per_learner=gpus,
-        learner_class=_learner_class(spec.algo),
+        learner_class=_learner_class(spec.algo, bc=spec.bc is not None),
     )
 
 
@@ -189,6 +199,10 @@ def build_algorithm_config(
     training = spec.training
     if isinstance(training, PPOTraining):
         train_kwargs = _ppo_family_training(training, spec.algo)
+    elif isinstance(training, BCTraining):
+        from rl_platform.bc.offline import bc_training_kwargs
+
+        train_kwargs = bc_training_kwargs(training)
     else:
         train_kwargs = _replay_training(training)
     config = (
@@ -212,4 +226,7 @@ def build_algorithm_config(
     config = _apply_modules(config, spec)
     for extend in extensions or []:
         config = extend(config, spec)
-    return config
+    # After the caller's extensions, which may replace the callbacks (BC appends its own).
+    from rl_platform.bc.extension import bc_extension
+
+    return bc_extension(config, spec)

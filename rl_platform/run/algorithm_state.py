@@ -52,7 +52,31 @@ def snapshot_algorithm(algo: Any) -> dict[str, Any]:
 def restore_algorithm(algo: Any, checkpoint: LoadedCheckpoint) -> int:
     """Load a checkpoint into a freshly built algorithm; return the restored iteration."""
     algo.set_state(checkpoint.parts[ALGORITHM_PART])
+    _resync_env_runners(algo)
     iteration = int(checkpoint.meta["iteration"])
     # Trainable keeps the counter outside get_state(); restore it so iterations continue.
     algo._iteration = iteration
     return iteration
+
+
+def _resync_env_runners(algo: Any) -> None:
+    """Give the env runners the restored lifetime env-step count (their exploration timestep).
+
+    `Algorithm.set_state` restores the env runners, then syncs them with the algorithm's metrics
+    *before* those are restored, which resets the count to 0: the first resumed iteration would
+    explore as at step 0 (e.g. DQN's epsilon back at 1.0). Repeat the sync RLlib does after every
+    iteration, now with the restored metrics.
+    """
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+
+    group = getattr(algo, "env_runner_group", None)
+    if group is None:
+        return
+    group.sync_env_runner_states(
+        config=algo.config,
+        env_steps_sampled=algo.metrics.peek(
+            (ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0
+        ),
+        env_to_module=algo.env_to_module_connector,
+        module_to_env=algo.module_to_env_connector,
+    )

@@ -4,7 +4,9 @@ from typing import Any, Literal
 
 from pydantic import field_validator, model_validator
 
+from rl_platform.bc.spec import BCSpec
 from rl_platform.league.spec import LeagueSpec
+from rl_platform.search.spec import SearchSpec
 from rl_platform.spec.base import SpecModel
 from rl_platform.spec.sections import (
     CheckpointSpec,
@@ -18,7 +20,7 @@ from rl_platform.spec.sections import (
 from rl_platform.spec.training import PPOTraining, TrainingSpec
 from rl_platform.utils.names import is_safe_name
 
-AlgoName = Literal["PPO", "APPO", "IMPALA", "DQN", "SAC"]
+AlgoName = Literal["PPO", "APPO", "IMPALA", "DQN", "SAC", "BC"]
 BUDGET_SECTIONS = ("stop", "checkpoint", "resources")
 
 
@@ -72,6 +74,12 @@ class ExperimentSpec(SpecModel):
     """Health checks (entropy collapse, NaN)."""
     league: LeagueSpec | None = None
     """Self-play league (two-player envs only); see docs/league.md. None: no league."""
+    search: SearchSpec | None = None
+    """Hyperparameter search (`rlp search`, docs/search.md); `rlp train` ignores it."""
+    bc: BCSpec | None = None
+    """Behaviour cloning from a teacher on top of PPO (docs/bc.md). None: no BC."""
+    init_from: str | None = None
+    """Run or checkpoint folder whose main-module weights start this run (docs/bc.md)."""
     profiles: dict[str, ProfileSpec] = {}
     """Named budget overrides; every experiment file declares at least `smoke`."""
     vars: dict[str, Any] = {}

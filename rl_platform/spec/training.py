@@ -118,5 +118,23 @@ class SACTraining(CommonTraining):
     """Use clipped double-Q."""
 
 
-TrainingSpec = Annotated[PPOTraining | DQNTraining | SACTraining, Field(discriminator="algo")]
-ALGO_NAMES = ("PPO", "APPO", "IMPALA", "DQN", "SAC")
+class BCTraining(CommonTraining):
+    """Offline behaviour cloning from `rlp record` episodes (docs/bc.md)."""
+
+    algo: Literal["BC"] = "BC"
+    dataset: str
+    """Folder written by `rlp record` (parquet transitions in RLlib's offline format)."""
+    lr: Annotated[float, Field(gt=0.0, le=1.0)] = 1e-3
+    """Learning rate."""
+    train_batch_size: PositiveInt = 1024
+    """Transitions per gradient step."""
+    updates_per_iteration: PositiveInt = 20
+    """Gradient steps per training iteration (RLlib's dataset_num_iters_per_learner)."""
+    eval_episodes: Annotated[int, Field(ge=0)] = 5
+    """Greedy evaluation episodes per iteration (`bc/eval_return_mean`); 0 disables."""
+
+
+TrainingSpec = Annotated[
+    PPOTraining | DQNTraining | SACTraining | BCTraining, Field(discriminator="algo")
+]
+ALGO_NAMES = ("PPO", "APPO", "IMPALA", "DQN", "SAC", "BC")

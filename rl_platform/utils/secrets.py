@@ -28,10 +28,14 @@ def mask_secrets(mapping: Mapping[str, Any]) -> dict[str, Any]:
     """
     masked: dict[str, Any] = {}
     for key, value in mapping.items():
-        if is_secret_key(key):
-            masked[key] = MASK
-        elif isinstance(value, Mapping):
-            masked[key] = mask_secrets(value)
-        else:
-            masked[key] = value
+        masked[key] = MASK if is_secret_key(key) else _mask_value(value)
     return masked
+
+
+def _mask_value(value: Any) -> Any:
+    """Mask mappings nested anywhere, also inside lists and tuples (`[{API_KEY: ...}]`)."""
+    if isinstance(value, Mapping):
+        return mask_secrets(value)
+    if isinstance(value, list | tuple):
+        return type(value)(_mask_value(item) for item in value)
+    return value
