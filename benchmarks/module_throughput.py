@@ -1,0 +1,188 @@
+"""Forward+backward throughput of the transformer_lstm network vs a plain PyTorch reference.
+
+Pure torch (no Ray import). Both networks have the same shape: strategy transformer over the
+last H opponent frames of every (batch, time) step, attention pooling / cross-attention,
+LSTM over time, actor and critic heads. The reference uses stock `nn.TransformerEncoder`,
+`nn.MultiheadAttention` and `nn.LSTM` in fp32 eager mode.
+
+    uv run python benchmarks/module_throughput.py --device cpu --batch 8 --iters 3 --threads 1
+    uv run python benchmarks/module_throughput.py --device cuda          # fp32 and bf16
+
+Throughput counts samples = batch * seq time steps per optimizer-free fwd+bwd pass.
+"""
+
+import argparse
+import time
+from collections.abc import Callable
+
+import gymnasium as gym
+import torch
+from torch import nn
+
+from rl_platform.modules.config import TransformerLSTMModelConfig
+from rl_platform.modules.nets import count_parameters
+from rl_platform.modules.transformer_lstm_net import TransformerLSTMNet
+
+OBS_DIM = 32
+FRAME_DIM = 32
+ACTIONS = 3
+
+
+class ReferenceNet(nn.Module):
+    """Same shapes as TransformerLSTMNet, built from stock PyTorch modules."""
+
+    def __init__(self, config: TransformerLSTMModelConfig) -> None:
+        super().__init__()
+        d = config.d_model
+        self.embed = nn.Linear(FRAME_DIM, d)
+        self.position = nn.Parameter(torch.zeros(1, config.history, d))
+        layer = nn.TransformerEncoderLayer(
+            d, config.heads, dim_feedforward=config.ffn_mult * d, dropout=0.0,
+            activation="gelu", batch_first=True, norm_first=True,
+        )  # fmt: skip
+        self.encoder = nn.TransformerEncoder(layer, config.layers, enable_nested_tensor=False)
+        self.pool_query = nn.Parameter(torch.zeros(1, 1, d))
+        self.pool = nn.MultiheadAttention(d, config.heads, batch_first=True)
+        hidden = config.obs_encoder[0]
+        self.obs_mlp = nn.Sequential(nn.Linear(OBS_DIM, hidden), nn.ReLU(), nn.Linear(hidden, d))
+        self.cross = nn.MultiheadAttention(d, config.heads, batch_first=True)
+        self.lstm = nn.LSTM(2 * d, config.lstm_cell_size, batch_first=True)
+        self.actor = _head(config.lstm_cell_size, config.actor, ACTIONS)
+        self.critic = _head(config.lstm_cell_size, config.critic, 1)
+
+    def forward(self, inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        obs, frames, mask = inputs["obs"], inputs["opponent_history"], inputs["history_mask"]
+        b, t, h, _ = frames.shape
+        pad = mask.reshape(b * t, h) < 0.5  # True = ignore, nn.Transformer's convention
+        x = self.embed(frames.reshape(b * t, h, -1)) + self.position
+        tokens = self.encoder(x, src_key_padding_mask=pad)
+        query = self.pool_query.expand(b * t, -1, -1)
+        latent, _ = self.pool(query, tokens, tokens, key_padding_mask=pad, need_weights=False)
+        f = self.obs_mlp(obs.reshape(b * t, 1, -1))
+        f = f + self.cross(f, tokens, tokens, key_padding_mask=pad, need_weights=False)[0]
+        out, _ = self.lstm(torch.cat([f, latent], -1).view(b, t, -1))
+        return self.actor(out), self.critic(out).squeeze(-1)
+
+
+def _head(in_dim: int, hidden: tuple[int, ...], out: int) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for size in hidden:
+        layers += [nn.Linear(in_dim, size), nn.ReLU()]
+        in_dim = size
+    return nn.Sequential(*layers, nn.Linear(in_dim, out))
+
+
+def make_inputs(batch: int, seq: int, history: int, device: str) -> dict[str, torch.Tensor]:
+    """Random inputs; every window is full (mid-episode steady state) unless --padded."""
+    return {
+        "obs": torch.randn(batch, seq, OBS_DIM, device=device),
+        "opponent_history": torch.randn(batch, seq, history, FRAME_DIM, device=device),
+        "history_mask": torch.ones(batch, seq, history, device=device),
+    }
+
+
+def ours_step(net: TransformerLSTMNet) -> Callable[[dict[str, torch.Tensor]], torch.Tensor]:
+    def step(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        b = inputs["obs"].shape[0]
+        state = {k: v.expand(b, -1) for k, v in net.initial_state().items()}
+        emb, _ = net.encode(inputs, state)
+        return net.policy(emb, None).logsumexp(-1).mean() + net.value(emb).pow(2).mean()
+
+    return step
+
+
+def reference_step(net: ReferenceNet) -> Callable[[dict[str, torch.Tensor]], torch.Tensor]:
+    def step(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        logits, values = net(inputs)
+        return logits.logsumexp(-1).mean() + values.pow(2).mean()
+
+    return step
+
+
+def time_fwd_bwd(
+    net: nn.Module, step: Callable, inputs: dict, *, iters: int, warmup: int, device: str
+) -> float:
+    """Seconds per forward+backward pass (median-free mean over `iters` after warm-up)."""
+    for i in range(warmup + iters):
+        if i == warmup:
+            if device == "cuda":
+                torch.cuda.synchronize()
+            start = time.perf_counter()
+        net.zero_grad(set_to_none=True)
+        step(inputs).backward()
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return (time.perf_counter() - start) / iters
+
+
+def run(args: argparse.Namespace) -> list[tuple[str, str, float]]:
+    base, _ = TransformerLSTMModelConfig.from_model_config({})
+    inputs = make_inputs(args.batch, args.seq, base.history, args.device)
+    if args.padded:  # left padding as at episode starts: 0..H-1 missing frames per window
+        missing = torch.randint(
+            0, base.history, inputs["history_mask"].shape[:2], device=args.device
+        )
+        slots = torch.arange(base.history, device=args.device)
+        inputs["history_mask"] = (slots >= missing[..., None]).float()
+    torch.manual_seed(0)
+    reference = ReferenceNet(base).to(args.device)
+    rows = [
+        ("reference (nn.Transformer*)", "fp32", _timed(reference, reference_step, inputs, args))
+    ]
+    precisions = ["fp32", "bf16"] if args.device == "cuda" else ["fp32"]
+    for precision in precisions:
+        config = TransformerLSTMModelConfig(**{**base.__dict__, "precision": precision})
+        net = TransformerLSTMNet(
+            obs_dim=OBS_DIM, frame_dim=FRAME_DIM, action_space=gym.spaces.Discrete(ACTIONS),
+            config=config,
+        ).to(args.device)  # fmt: skip
+        rows.append(
+            ("rl_platform transformer_lstm", precision, _timed(net, ours_step, inputs, args))
+        )
+    print(f"params: reference {count_parameters(reference):,}, ours {count_parameters(net):,}")
+    return rows
+
+
+def _timed(net: nn.Module, make_step: Callable, inputs: dict, args: argparse.Namespace) -> float:
+    return time_fwd_bwd(
+        net, make_step(net), inputs, iters=args.iters, warmup=args.warmup, device=args.device
+    )
+
+
+def print_table(rows: list[tuple[str, str, float]], args: argparse.Namespace) -> None:
+    samples = args.batch * args.seq
+    ref_seconds = rows[0][2]
+    print(
+        f"device={args.device} batch={args.batch} seq={args.seq} iters={args.iters} "
+        f"torch_threads={torch.get_num_threads()}"
+    )
+    print(f"{'implementation':<30} {'prec':<5} {'ms/iter':>10} {'samples/s':>12} {'vs ref':>7}")
+    for name, precision, seconds in rows:
+        print(
+            f"{name:<30} {precision:<5} {seconds * 1e3:>10.1f} {samples / seconds:>12.0f} "
+            f"{ref_seconds / seconds:>6.2f}x"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--seq", type=int, default=32)
+    parser.add_argument("--iters", type=int, default=None, help="default: 3 on cpu, 20 on cuda")
+    parser.add_argument("--warmup", type=int, default=None, help="default: 1 on cpu, 5 on cuda")
+    parser.add_argument("--padded", action="store_true", help="left-padded windows (masked SDPA)")
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    on_cpu = args.device == "cpu"
+    args.iters = args.iters or (3 if on_cpu else 20)
+    args.warmup = args.warmup if args.warmup is not None else (1 if on_cpu else 5)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda but CUDA is not available")
+    print_table(run(args), args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""Custom RLModules (new API stack). Importing this package does not import Ray.
+
+Public API for the spec adapter:
+
+    module_class_for(model_type) -> type
+        "lstm" -> LSTMActorCriticModule, "transformer_lstm" -> TransformerLSTMModule
+        (imported lazily). Build with
+        `RLModuleSpec(module_class=module_class_for(t), model_config=<model dict minus type>)`.
+
+    history_connector_for(model_config, *, multi_agent=None, agent_ids=None) -> callable
+        For transformer_lstm: returns `(env, spaces, device) -> OpponentHistory`, the signature
+        `AlgorithmConfig.env_runners(env_to_module_connector=...)` calls in Ray 2.60
+        (ray/rllib/algorithms/algorithm_config.py, build_env_to_module_connector). Reads
+        `history` (default 90) and `obs_split` (required). `multi_agent=None` auto-detects a
+        multi-agent env; `agent_ids` limits the conversion to those agents.
+
+Pure-torch networks (no Ray): nets.py, lstm_net.py, transformer.py, transformer_lstm_net.py.
+"""
+
+from collections.abc import Callable, Collection
+from typing import Any
+
+from rl_platform.errors import SpecError
+
+_MODULE_CLASSES = {
+    "lstm": ("rl_platform.modules.lstm_module", "LSTMActorCriticModule"),
+    "transformer_lstm": ("rl_platform.modules.transformer_lstm_module", "TransformerLSTMModule"),
+}
+
+
+def module_class_for(model_type: str) -> type:
+    """The RLModule class for a spec `model.type` (lazy import; Ray loads only here)."""
+    import importlib
+
+    try:
+        module_name, class_name = _MODULE_CLASSES[model_type]
+    except KeyError:
+        raise SpecError(
+            [
+                f"model.type {model_type!r} has no rl_platform module; use one of "
+                f"{sorted(_MODULE_CLASSES)}"
+            ],
+            source="model",
+        ) from None
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def history_connector_for(
+    model_config: dict[str, Any],
+    *,
+    multi_agent: bool | None = None,
+    agent_ids: Collection[Any] | None = None,
+) -> Callable[..., Any]:
+    """`env_to_module_connector` callable building the OpponentHistory piece (see above)."""
+    from rl_platform.modules.config import TransformerLSTMModelConfig
+
+    config, _ = TransformerLSTMModelConfig.from_model_config(model_config)
+    if config.obs_split is None:
+        raise SpecError(
+            [
+                "model.obs_split is required for transformer_lstm, e.g. "
+                "{self: [0, 32], opponent: [32, 64]} or {self: <key>, opponent: <key>}"
+            ],
+            source="model",
+        )
+    from rl_platform.connectors.history_window import ObsSplit
+
+    try:
+        ObsSplit.from_config(config.obs_split)
+    except ValueError as err:
+        raise SpecError([f"model.{err}"], source="model") from None
+    from rl_platform.connectors.opponent_history import make_history_connector_factory
+
+    return make_history_connector_factory(
+        history=config.history,
+        obs_split=config.obs_split,
+        multi_agent=multi_agent,
+        agent_ids=agent_ids,
+    )
+
+
+__all__ = ["history_connector_for", "module_class_for"]

@@ -1,0 +1,151 @@
+"""Strategy encoder, attention blocks and the transformer_lstm net (plain torch, no Ray)."""
+
+import math
+import subprocess
+import sys
+
+import gymnasium as gym
+import pytest
+import torch
+
+from rl_platform.modules.config import TransformerLSTMModelConfig
+from rl_platform.modules.nets import count_parameters
+from rl_platform.modules.transformer import (
+    MultiHeadAttention,
+    StrategyEncoder,
+    ensure_one_valid,
+    key_padding,
+)
+from rl_platform.modules.transformer_lstm_net import TransformerLSTMNet
+
+SMALL = TransformerLSTMModelConfig(
+    history=6, layers=2, heads=2, d_model=16, lstm_cell_size=12, actor=(8,), critic=(8,),
+    obs_encoder=(8,),
+)  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _seed() -> None:
+    torch.manual_seed(0)
+
+
+def _inputs(b: int, t: int, h: int = 6, obs_dim: int = 5, frame_dim: int = 3) -> dict:
+    mask = torch.ones(b, t, h)
+    mask[0, :, :2] = 0.0  # row 0 has two padded slots at the front
+    return {
+        "obs": torch.randn(b, t, obs_dim),
+        "opponent_history": torch.randn(b, t, h, frame_dim) * mask.unsqueeze(-1),
+        "history_mask": mask,
+    }
+
+
+def _small_net(space: gym.Space | None = None) -> TransformerLSTMNet:
+    return TransformerLSTMNet(
+        obs_dim=5, frame_dim=3, action_space=space or gym.spaces.Discrete(3), config=SMALL
+    )
+
+
+def test_attention_matches_reference_with_key_padding() -> None:
+    mha = MultiHeadAttention(8, 2)
+    x = torch.randn(3, 4, 8)
+    valid = torch.tensor([[True] * 4, [False, True, True, True], [False, False, False, True]])
+    out = mha(x, valid=valid)
+    q = mha.q(x).view(3, 4, 2, 4).transpose(1, 2)
+    k, v = (t.view(3, 4, 2, 4).transpose(1, 2) for t in mha.kv(x).chunk(2, -1))
+    scores = q @ k.transpose(-1, -2) / math.sqrt(4)
+    scores = scores.masked_fill(~valid[:, None, None, :], float("-inf"))
+    ref = (scores.softmax(-1) @ v).transpose(1, 2).reshape(3, 4, 8)
+    torch.testing.assert_close(out, mha.out(ref))
+
+
+def test_ensure_one_valid_and_key_padding() -> None:
+    valid = torch.tensor([[False, False, False], [True, False, True]])
+    fixed = ensure_one_valid(valid)
+    assert fixed.tolist() == [[False, False, True], [True, False, True]]
+    assert key_padding(torch.ones(2, 3, dtype=torch.bool)) is None
+    assert key_padding(valid) is not None
+
+
+def test_strategy_encoder_ignores_padded_frames() -> None:
+    enc = StrategyEncoder(frame_dim=3, history=5, d_model=16, layers=2, heads=4)
+    frames = torch.randn(2, 5, 3)
+    valid = torch.tensor([[False, False, True, True, True]] * 2)
+    latent, tokens = enc(frames, key_padding(valid))
+    assert latent.shape == (2, 16) and tokens.shape == (2, 5, 16)
+    changed = frames.clone()
+    changed[:, :2] = 99.0  # only padded slots change
+    latent2, _ = enc(changed, key_padding(valid))
+    torch.testing.assert_close(latent, latent2)
+    changed[:, 4] += 1.0  # a real frame changes -> the latent must change
+    latent3, _ = enc(changed, key_padding(valid))
+    assert not torch.allclose(latent, latent3)
+
+
+def test_net_shapes_and_step_equals_sequence() -> None:
+    net = _small_net(gym.spaces.MultiDiscrete([2, 3]))
+    inputs = _inputs(2, 4)
+    state = {k: v.expand(2, -1) for k, v in net.initial_state().items()}
+    emb, full_state = net.encode(inputs, state)
+    assert emb.shape == (2, 4, 12) and net.policy(emb, None).shape == (2, 4, 5)
+    step_state, steps = state, []
+    for t in range(4):
+        step = {k: v[:, t : t + 1] for k, v in inputs.items()}
+        e, step_state = net.encode(step, step_state)
+        steps.append(e)
+    torch.testing.assert_close(torch.cat(steps, 1), emb)
+    torch.testing.assert_close(step_state["c"], full_state["c"])
+
+
+def test_zero_padded_time_steps_keep_gradients_finite() -> None:
+    net = _small_net()
+    inputs = _inputs(2, 4)
+    for value in inputs.values():
+        value[1, 2:] = 0.0  # zero padding as RLlib's time-dim connector produces
+    state = {k: v.expand(2, -1) for k, v in net.initial_state().items()}
+    emb, _ = net.encode(inputs, state, seq_lens=torch.tensor([4, 2]))
+    loss = net.policy(emb, None)[0].sum() + net.value(emb)[1, :2].sum()
+    loss.backward()
+    grads = [p.grad for p in net.parameters() if p.grad is not None]
+    assert grads and all(torch.isfinite(g).all() for g in grads)
+
+
+def test_history_length_mismatch_raises() -> None:
+    net = _small_net()
+    inputs = _inputs(1, 1, h=4)
+    state = {k: v.expand(1, -1) for k, v in net.initial_state().items()}
+    with pytest.raises(ValueError, match="expects 6"):
+        net.encode(inputs, state)
+
+
+def test_bf16_precision_is_noop_on_cpu() -> None:
+    net = _small_net()
+    bf16 = TransformerLSTMNet(
+        obs_dim=5,
+        frame_dim=3,
+        action_space=gym.spaces.Discrete(3),
+        config=TransformerLSTMModelConfig(**{**SMALL.__dict__, "precision": "bf16"}),
+    )
+    bf16.load_state_dict(net.state_dict())
+    inputs = _inputs(2, 3)
+    state = {k: v.expand(2, -1) for k, v in net.initial_state().items()}
+    torch.testing.assert_close(bf16.encode(inputs, state)[0], net.encode(inputs, state)[0])
+
+
+def test_default_size_parameter_count() -> None:
+    config, _ = TransformerLSTMModelConfig.from_model_config({})
+    net = TransformerLSTMNet(
+        obs_dim=32, frame_dim=32, action_space=gym.spaces.Discrete(3), config=config
+    )
+    # docs/modules.md: 5.23M at the defaults (the 512-cell LSTM alone is 2.1M).
+    assert 4_000_000 < count_parameters(net) < 5_500_000
+    assert count_parameters(net.lstm) == 4 * 512 * (512 + 512) + 2 * 4 * 512
+
+
+def test_networks_and_package_import_without_ray() -> None:
+    code = (
+        "import sys, rl_platform.modules, rl_platform.connectors, "
+        "rl_platform.modules.transformer_lstm_net, rl_platform.modules.lstm_net, "
+        "rl_platform.connectors.history_window; "
+        "assert 'ray' not in sys.modules, 'ray imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
