@@ -95,6 +95,10 @@ def _train_in(
     latest = store.latest() if resuming else None
     # Verify the checkpoint's hashes before building anything: a tampered one fails fast.
     checkpoint = load_checkpoint(latest) if latest is not None else None
+    if spec.resources.torch_threads is not None:
+        import torch
+
+        torch.set_num_threads(spec.resources.torch_threads)
     config = build_algorithm_config(spec, extensions=[_with_callbacks, *extensions])
     algo = config.build_algo()
     try:

@@ -13,6 +13,7 @@ from rl_platform.spec.sections import (
     EnvSpec,
     HealthSpec,
     LoggingSpec,
+    MLPModelSpec,
     ModelSpec,
     ResourcesSpec,
     StopSpec,
@@ -60,7 +61,7 @@ class ExperimentSpec(SpecModel):
     """The environment."""
     training: TrainingSpec = PPOTraining()
     """Algorithm hyperparameters; which keys exist depends on `algo`."""
-    model: ModelSpec = ModelSpec()
+    model: ModelSpec = MLPModelSpec()
     """The network."""
     resources: ResourcesSpec = ResourcesSpec()
     """Env runners, learners, GPUs, device."""

@@ -13,10 +13,16 @@ from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from rl_platform.spec.training import ALGO_NAMES, DQNTraining, PPOTraining, SACTraining
+from rl_platform.spec.sections import MODEL_TYPES
+from rl_platform.spec.training import DQNTraining, PPOTraining, SACTraining
 
 _TRAINING_BY_TAG = {"PPO": PPOTraining, "APPO": PPOTraining, "IMPALA": PPOTraining}
 _TRAINING_BY_TAG |= {"DQN": DQNTraining, "SAC": SACTraining}
+# Discriminated unions put the tag into the error location: ("training", "PPO", "lr").
+_UNION_TAGS: dict[str, dict[str, type[BaseModel]]] = {
+    "training": _TRAINING_BY_TAG,
+    "model": MODEL_TYPES,
+}
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -45,8 +51,9 @@ def _walk(root: type[BaseModel], loc: tuple[Any, ...]) -> tuple[type[BaseModel] 
     for index, key in enumerate(loc):
         if model is None:
             return None, None
-        if key in _TRAINING_BY_TAG and index and loc[index - 1] == "training":
-            model = _TRAINING_BY_TAG[key]
+        tags = _UNION_TAGS.get(loc[index - 1], {}) if index else {}
+        if key in tags:
+            model = tags[key]
             continue
         field = model.model_fields.get(key) if isinstance(key, str) else None
         if field is None:
@@ -62,11 +69,7 @@ def _walk(root: type[BaseModel], loc: tuple[Any, ...]) -> tuple[type[BaseModel] 
 
 
 def _dotted(loc: tuple[Any, ...]) -> str:
-    parts = [
-        str(p)
-        for i, p in enumerate(loc)
-        if not (i == 1 and loc[0] == "training" and p in ALGO_NAMES)
-    ]
+    parts = [str(p) for i, p in enumerate(loc) if not (i == 1 and p in _UNION_TAGS.get(loc[0], {}))]
     return ".".join(parts) or "<root>"
 
 
@@ -96,6 +99,10 @@ def _one_line(root: type[BaseModel], error: dict[str, Any]) -> str:
         close = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.5)
         hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(valid)}"
         return f"{path}: unknown key; {hint}"
+    if kind == "union_tag_invalid":
+        tag = error.get("ctx", {}).get("tag")
+        choices = ", ".join(sorted(_UNION_TAGS.get(str(loc[-1]), {}))) or "see docs"
+        return f"{path}.type: {tag!r} is invalid: expected one of {choices}"
     if kind == "missing":
         return f"{path}: required key is missing"
     message = error["msg"].removeprefix("Value error, ")
@@ -108,7 +115,7 @@ def describe_validation_error(root: type[BaseModel], error: ValidationError) -> 
     """One line per problem, deduplicated, in file order."""
     lines: list[str] = []
     for item in error.errors(include_url=False):
-        if item["type"] == "union_tag_invalid":
+        if item["type"] == "union_tag_invalid" and tuple(item["loc"]) == ("training",):
             continue  # the top-level `algo` error already says which algorithms exist
         line = _one_line(root, item)
         if line not in lines:
