@@ -1,0 +1,94 @@
+"""Submit an experiment spec as a Ray job that runs `rlp train` on the cluster.
+
+The working folder is uploaded as the job's `working_dir`, so the spec path is sent relative to
+it and resolves the same way on the cluster as it does here.
+"""
+
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from loguru import logger
+
+from rl_platform.jobs.entrypoint import build_entrypoint
+from rl_platform.jobs.errors import SubmitError
+from rl_platform.jobs.runtime_env import build_runtime_env
+from rl_platform.utils.secrets import mask_secrets
+
+if TYPE_CHECKING:
+    from ray.job_submission import JobSubmissionClient
+
+# Right after a head starts, the job API answers before its job agent has registered; the
+# server then refuses submissions with this message and creates nothing.
+_AGENT_NOT_READY = "No available agent"
+AGENT_WAIT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Submission:
+    job_id: str
+    entrypoint: str
+    runtime_env: dict[str, Any]
+
+    def shown_runtime_env(self) -> dict[str, Any]:
+        """The runtime env with secret values masked, for anything printed or logged."""
+        return mask_secrets(self.runtime_env)
+
+
+def spec_relative_to(spec: Path, working_dir: Path) -> str:
+    """`spec` as a POSIX path relative to `working_dir`, which is what the cluster sees."""
+    resolved = spec.resolve() if spec.is_absolute() else (Path.cwd() / spec).resolve()
+    if not resolved.is_file():
+        raise SubmitError(f"spec {spec} does not exist or is not a file")
+    try:
+        return resolved.relative_to(working_dir.resolve()).as_posix()
+    except ValueError:
+        raise SubmitError(
+            f"spec {spec} is outside the working folder {working_dir}: only that folder is "
+            "uploaded to the cluster, so move the spec into it"
+        ) from None
+
+
+def submit_spec(
+    *,
+    client: "JobSubmissionClient",
+    spec: Path,
+    overrides: Sequence[str] = (),
+    profile: str | None = None,
+    out: str | None = None,
+    working_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Submission:
+    """Upload `working_dir` (default: the current folder) and start `rlp train` on the cluster."""
+    working_dir = (working_dir or Path.cwd()).resolve()
+    spec_arg = spec_relative_to(spec, working_dir)
+    entrypoint = build_entrypoint(spec_arg, overrides=overrides, profile=profile, out=out)
+    runtime_env = build_runtime_env(working_dir=working_dir, environ=environ)
+    job_id = _submit_when_agent_ready(
+        client,
+        entrypoint=entrypoint,
+        runtime_env=runtime_env,
+        metadata={"rlp_spec": spec_arg, "rlp_profile": profile or ""},
+        # Fixed across retries, so a retry can never start the job twice.
+        submission_id=f"rlp_{secrets.token_hex(8)}",
+    )
+    submission = Submission(job_id=job_id, entrypoint=entrypoint, runtime_env=runtime_env)
+    logger.info("submitted job {} with runtime env {}", job_id, submission.shown_runtime_env())
+    return submission
+
+
+def _submit_when_agent_ready(
+    client: "JobSubmissionClient", *, wait_s: float = AGENT_WAIT_S, **job: Any
+) -> str:
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return client.submit_job(**job)
+        except RuntimeError as exc:
+            if _AGENT_NOT_READY not in str(exc) or time.monotonic() > deadline:
+                raise
+            logger.info("the cluster's job agent is not ready yet; retrying")
+            time.sleep(2)
