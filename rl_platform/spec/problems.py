@@ -69,7 +69,11 @@ def _walk(root: type[BaseModel], loc: tuple[Any, ...]) -> tuple[type[BaseModel] 
 
 
 def _dotted(loc: tuple[Any, ...]) -> str:
-    parts = [str(p) for i, p in enumerate(loc) if not (i == 1 and p in _UNION_TAGS.get(loc[0], {}))]
+    parts = [
+        str(p)
+        for i, p in enumerate(loc)
+        if not (i == 1 and p in _UNION_TAGS.get(loc[0], {})) and p != "[key]"
+    ]
     return ".".join(parts) or "<root>"
 
 

@@ -1,0 +1,115 @@
+"""ASHA vs running every configuration to the end, on the same sampled configurations.
+
+Samples N configurations once from `experiments/search/cartpole_ppo_asha.yaml`'s search space,
+then runs them (a) under ASHA and (b) each to max_t (FIFO scheduler), both through
+`rl_platform.search.run_search` with the configurations pinned (`points`). Prints the env steps
+each arm used, the best final return of each, and the ratios. Goal: ASHA's best within 5% of
+the full arm's best at <= 0.4x the env steps.
+
+    uv run python benchmarks/asha_vs_full.py [--quick] [--samples 8] [--num-cpus 2] [--out DIR]
+
+`--quick` shrinks each trial (stop.env_steps=15000, train_batch_size=500) for a few minutes' run.
+"""
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+SPEC = REPO / "experiments/search/cartpole_ppo_asha.yaml"
+QUICK = ["stop.env_steps=15000", "training.train_batch_size=500"]
+
+
+def _arm(spec: Any, scheduler: str, points: list[dict[str, Any]], out: Path, num_cpus: int) -> dict:
+    from rl_platform.search.results import pick_best
+    from rl_platform.search.tuner import run_search
+    from rl_platform.spec import validate_spec_data
+
+    data = spec.dump()
+    data["search"]["scheduler"]["type"] = scheduler
+    data["search"]["num_samples"] = len(points)
+    arm_spec = validate_spec_data(data, source=f"{scheduler} arm")
+    started = time.time()
+    outcome = run_search(arm_spec, out_dir=out / scheduler, points=points, num_cpus=num_cpus)
+    best = pick_best(outcome.rows, mode=arm_spec.search.scheduler.mode)
+    by_config = {json.dumps(row.params, sort_keys=True): row for row in outcome.rows}
+    return {
+        "wall_s": time.time() - started,
+        "env_steps": sum(row.env_steps for row in outcome.rows),
+        "best_return": best.metric if best else None,
+        "best_params": best.params if best else None,
+        "rows": [by_config.get(json.dumps(p, sort_keys=True)) for p in points],
+        "search_dir": str(outcome.search_dir),
+    }
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _report(points: list[dict], asha: dict, full: dict, max_t: int) -> dict:
+    lines = [
+        f"{'#':>2} {'asha status':>13} {'asha steps':>10} {'asha ret':>9} {'full ret':>9}  config"
+    ]
+    for index, (params, a_row, f_row) in enumerate(
+        zip(points, asha["rows"], full["rows"], strict=True)
+    ):
+        shown = ", ".join(f"{k.split('.')[-1]}={_fmt(v)}" for k, v in params.items())
+        status, steps = (a_row.status, a_row.env_steps) if a_row else ("-", 0)
+        a_ret = _fmt(a_row.metric) if a_row else "-"
+        f_ret = _fmt(f_row.metric) if f_row else "-"
+        lines.append(f"{index:>2} {status:>13} {steps:>10} {a_ret:>9} {f_ret:>9}  {shown}")
+    summary = {
+        "max_t": max_t,
+        "asha_env_steps": asha["env_steps"],
+        "full_env_steps": full["env_steps"],
+        "env_steps_ratio": asha["env_steps"] / full["env_steps"] if full["env_steps"] else None,
+        "asha_best_return": asha["best_return"],
+        "full_best_return": full["best_return"],
+        "best_return_ratio": (
+            asha["best_return"] / full["best_return"]
+            if asha["best_return"] is not None and full["best_return"]
+            else None
+        ),
+        "asha_wall_s": round(asha["wall_s"], 1),
+        "full_wall_s": round(full["wall_s"], 1),
+    }
+    lines.append("")
+    lines += [f"{key:>18}: {_fmt(value)}" for key, value in summary.items()]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small per-trial budget")
+    parser.add_argument("--samples", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sampled configurations")
+    parser.add_argument("--num-cpus", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+
+    from rl_platform.search.budget import trial_budget
+    from rl_platform.search.space import sample_configs
+    from rl_platform.spec import load_spec
+
+    overrides = ["logging.wandb=off", *(QUICK if args.quick else [])]
+    spec = load_spec(SPEC, overrides=overrides)
+    assert spec.search is not None
+    points = sample_configs(spec.search.params, num=args.samples, seed=args.seed)
+    out = args.out or Path(tempfile.mkdtemp(prefix="asha_vs_full-"))
+    asha = _arm(spec, "asha", points, out, args.num_cpus)
+    full = _arm(spec, "fifo", points, out, args.num_cpus)
+    summary = _report(points, asha, full, trial_budget(spec).max_t)
+    summary |= {"quick": args.quick, "samples": args.samples, "asha_dir": asha["search_dir"]}
+    summary |= {"full_dir": full["search_dir"], "best_params": asha["best_params"]}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    sys.stdout.write(f"summary: {out / 'summary.json'}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""What one trial may use: its budget on the scheduler's time axis and its resource bundles.
+
+`max_t` defaults to the spec's own stop condition on that axis, so a profile that shrinks
+`stop` (the `smoke` profile) shrinks every trial of the search with it.
+"""
+
+from dataclasses import dataclass
+
+from rl_platform.errors import SpecError, UserError
+from rl_platform.search.paths import canonical_param_path, spec_unions
+from rl_platform.search.spec import SearchSpec
+from rl_platform.spec import ExperimentSpec
+
+_STOP_FIELD = {
+    "env_steps": "env_steps",
+    "training_iteration": "iterations",
+    "time_total_s": "minutes",
+}
+
+
+@dataclass(frozen=True)
+class TrialBudget:
+    """The scheduler's view of one trial."""
+
+    time_attr: str
+    max_t: int
+    grace_period: int
+    reduction_factor: float
+
+
+def search_of(spec: ExperimentSpec, *, source: str = "spec") -> SearchSpec:
+    """The spec's search block, checked against the spec's own algorithm; raises if unusable."""
+    if spec.search is None:
+        raise UserError(f"{source}: no `search:` block; see docs/search.md for how to write one")
+    if spec.league is not None:
+        raise SpecError(
+            ["search: league specs cannot be searched yet (remove `league:`)"], source=source
+        )
+    problems = []
+    for path in spec.search.params:
+        try:
+            canonical_param_path(path, unions=spec_unions(spec))
+        except ValueError as exc:
+            kinds = f"algo {spec.algo}, model.type {spec.model.type}"
+            problems.append(f"search.params.{path}: {exc} (for {kinds})")
+    if problems:
+        raise SpecError(problems, source=source)
+    return spec.search
+
+
+def _max_t_from_stop(spec: ExperimentSpec, time_attr: str) -> int | None:
+    value = getattr(spec.stop, _STOP_FIELD[time_attr])
+    if value is None:
+        return None
+    return int(value * 60) if time_attr == "time_total_s" else int(value)
+
+
+def trial_budget(spec: ExperimentSpec, *, source: str = "spec") -> TrialBudget:
+    """The scheduler budget; `max_t` from `stop` and `grace_period` from `max_t` when unset."""
+    scheduler = search_of(spec, source=source).scheduler
+    max_t = scheduler.max_t or _max_t_from_stop(spec, scheduler.time_attr)
+    if max_t is None:
+        stop_field = _STOP_FIELD[scheduler.time_attr]
+        raise SpecError(
+            [
+                f"search.scheduler.max_t: not set and stop.{stop_field} is empty; set one of "
+                f"them (time_attr is {scheduler.time_attr})"
+            ],
+            source=source,
+        )
+    grace = scheduler.grace_period or max(1, int(max_t / scheduler.reduction_factor**2))
+    if grace > max_t:
+        raise SpecError(
+            [f"search.scheduler.grace_period: {grace} is larger than max_t {max_t}"], source=source
+        )
+    return TrialBudget(
+        time_attr=scheduler.time_attr,
+        max_t=max_t,
+        grace_period=grace,
+        reduction_factor=scheduler.reduction_factor,
+    )
+
+
+def trial_bundles(spec: ExperimentSpec) -> list[dict[str, float]]:
+    """Placement-group bundles of one trial: its driver, then remote env runners and learners.
+
+    RLlib creates those actors inside the trial, so they must fit in the trial's reservation.
+    """
+    trial = search_of(spec).resources
+    head = {"CPU": trial.cpu} | ({"GPU": trial.gpu} if trial.gpu else {})
+    res = spec.resources
+    runners = [{"CPU": res.cpus_per_env_runner} for _ in range(res.env_runners)]
+    learner = {"CPU": 1.0} | ({"GPU": res.gpus_per_learner} if res.gpus_per_learner else {})
+    return [head, *runners, *(dict(learner) for _ in range(res.learners))]

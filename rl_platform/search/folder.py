@@ -1,0 +1,43 @@
+"""The search folder `<out>/search/<name>/<YYYYmmdd-HHMMSS>/`: Tune's experiment folder (one
+`trial_<id>/` per trial with progress.csv, result.json, TensorBoard events and checkpoints) plus
+ours: spec.yaml (the resolved spec, search block included), results.csv, best.yaml, search.log.
+"""
+
+from pathlib import Path
+from typing import Any
+
+from rl_platform.errors import UserError
+from rl_platform.run.run_dir import SPEC_FILE, new_run_dir, write_spec
+from rl_platform.spec import ExperimentSpec, load_spec
+from rl_platform.utils.secrets import MASK
+
+RESULTS_FILE, BEST_FILE, LOG_FILE = "results.csv", "best.yaml", "search.log"
+
+
+def new_search_dir(out_dir: str | Path, spec: ExperimentSpec) -> Path:
+    """A fresh folder holding the spec that `rlp search --resume` will run again."""
+    folder = new_run_dir(Path(out_dir) / "search", spec.name).resolve()
+    write_spec(folder, spec)
+    return folder
+
+
+def _masked(data: Any) -> bool:
+    if isinstance(data, dict):
+        return any(_masked(v) for v in data.values())
+    if isinstance(data, list):
+        return any(_masked(v) for v in data)
+    return data == MASK
+
+
+def saved_spec(search_dir: str | Path) -> ExperimentSpec:
+    """The spec a search folder was started with; refuses one whose secrets were masked."""
+    path = Path(search_dir) / SPEC_FILE
+    if not path.is_file():
+        raise UserError(f"--resume {search_dir}: not a search folder (no {SPEC_FILE})")
+    spec = load_spec(path)
+    if _masked(spec.dump()):
+        raise UserError(
+            f"{path}: secret values were masked when the search started ({MASK!r}); a resumed "
+            "search would run with them. Start a new search from the spec file instead."
+        )
+    return spec

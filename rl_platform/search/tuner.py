@@ -1,0 +1,250 @@
+"""Run or resume a search with Ray Tune: ASHA (or FIFO) over the spec's `search.params`.
+
+Metric and mode are given to `TuneConfig` only; Tune hands them to the scheduler and the
+searcher (Ray raises when both a scheduler and the TuneConfig name them).
+"""
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ray
+from loguru import logger
+from ray import tune
+from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
+from ray.tune.search.basic_variant import BasicVariantGenerator
+
+from rl_platform.errors import UserError
+from rl_platform.search.budget import TrialBudget, trial_budget, trial_bundles
+from rl_platform.search.folder import BEST_FILE, LOG_FILE, new_search_dir, saved_spec
+from rl_platform.search.results import FINISHED, TrialRow, trial_row, write_outputs
+from rl_platform.search.space import to_tune_space
+from rl_platform.search.spec import SearchSpec
+from rl_platform.search.trainable import search_trainable
+from rl_platform.spec import ExperimentSpec
+
+Observer = Callable[[list[TrialRow]], None]
+# Tune pickles the run config (callbacks included) into tuner.pkl and a resumed search runs the
+# unpickled copy, so the callback carries no process-local objects: it calls the observers
+# registered in this process here.
+_OBSERVERS: list[Observer] = []
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    search_dir: Path
+    rows: list[TrialRow]
+    best: TrialRow | None
+    interrupted: bool
+    """Some trials have not finished (Ctrl+C); `rlp search --resume` continues them."""
+
+    @property
+    def best_yaml(self) -> Path | None:
+        return self.search_dir / BEST_FILE if self.best is not None else None
+
+
+def _rows(trials: list[Any], spec: ExperimentSpec, budget: TrialBudget) -> list[TrialRow]:
+    search = spec.search
+    assert search is not None
+    rows = [
+        trial_row(
+            trial_id=trial.trial_id,
+            tune_status=trial.status,
+            config=trial.config,
+            result=trial.last_result or {},
+            param_paths=list(search.params),
+            metric=search.scheduler.metric,
+            budget=budget,
+        )
+        for trial in trials
+    ]
+    return sorted(rows, key=lambda row: row.trial_id)
+
+
+class _LiveRows(tune.Callback):
+    """Sends the rows of all trials to this process's observers, at most twice a second."""
+
+    def __init__(self, *, spec: ExperimentSpec, budget: TrialBudget) -> None:
+        self.spec, self.budget = spec, budget
+        self._last_sent = 0.0
+
+    def _send(self, trials: list[Any]) -> None:
+        rows = _rows(trials, self.spec, self.budget)
+        for observer in list(_OBSERVERS):
+            try:
+                observer(rows)
+            except Exception:  # a broken display must not end the search
+                logger.exception("search observer failed")
+
+    def on_step_end(self, iteration: int, trials: list[Any], **info: Any) -> None:
+        if _OBSERVERS and time.monotonic() - self._last_sent >= 0.5:
+            self._last_sent = time.monotonic()
+            self._send(trials)
+
+    def on_experiment_end(self, trials: list[Any], **info: Any) -> None:
+        self._send(trials)
+
+
+@contextlib.contextmanager
+def _observing(observer: Observer | None) -> Iterator[None]:
+    if observer is not None:
+        _OBSERVERS.append(observer)
+    try:
+        yield
+    finally:
+        if observer is not None:
+            _OBSERVERS.remove(observer)
+
+
+def _ensure_ray(num_cpus: int | None) -> None:
+    if ray.is_initialized():
+        return
+    # Trial output stays in Ray's logs (log_to_driver=False): it would tear the live table.
+    if os.environ.get("RAY_ADDRESS"):
+        ray.init(log_to_driver=False)
+    else:
+        ray.init(address="local", include_dashboard=False, num_cpus=num_cpus, log_to_driver=False)
+
+
+def _require_optuna() -> type:
+    try:
+        import optuna  # noqa: F401
+    except ImportError:
+        raise UserError(
+            "search.searcher optuna needs the optional dependency: run `uv sync --extra optuna` "
+            "(or `pip install 'rl_platform[optuna]'`), or use `searcher: random`"
+        ) from None
+    from ray.tune.search.optuna import OptunaSearch
+
+    return OptunaSearch
+
+
+def _searcher(search: SearchSpec, points: list[dict[str, Any]] | None) -> Any:
+    if search.searcher.type == "optuna":
+        return _require_optuna()(seed=search.searcher.seed, points_to_evaluate=points)
+    return BasicVariantGenerator(points_to_evaluate=points, random_state=search.searcher.seed)
+
+
+def _scheduler(search: SearchSpec, budget: TrialBudget) -> Any:
+    if search.scheduler.type == "fifo":
+        return FIFOScheduler()
+    return ASHAScheduler(
+        time_attr=budget.time_attr,
+        max_t=budget.max_t,
+        grace_period=budget.grace_period,
+        reduction_factor=budget.reduction_factor,
+    )
+
+
+def _trainable(spec: ExperimentSpec) -> Any:
+    assert spec.search is not None
+    trainable = tune.with_parameters(
+        search_trainable, base_spec=spec.dump(), metric=spec.search.scheduler.metric
+    )
+    return tune.with_resources(trainable, tune.PlacementGroupFactory(trial_bundles(spec)))
+
+
+def trial_dirname(trial: Any) -> str:
+    return f"trial_{trial.trial_id}"
+
+
+def _fit(
+    tuner: Any,
+    search_dir: Path,
+    spec: ExperimentSpec,
+    budget: TrialBudget,
+    observer: Observer | None,
+) -> SearchOutcome:
+    search = spec.search
+    assert search is not None
+    log_handle = logger.add(search_dir / LOG_FILE, level="INFO")
+    logger.info(
+        "search {}: {} x {} on {} (max_t {}, grace {}), searcher {}",
+        search_dir,
+        search.num_samples,
+        search.scheduler.type,
+        budget.time_attr,
+        budget.max_t,
+        budget.grace_period,
+        search.searcher.type,
+    )
+    try:
+        with _observing(observer):
+            tuner.fit()
+        rows = _rows(tune.ExperimentAnalysis(str(search_dir)).trials, spec, budget)
+        best = write_outputs(
+            search_dir,
+            base=spec.dump(),
+            rows=rows,
+            param_paths=list(search.params),
+            metric=search.scheduler.metric,
+            mode=search.scheduler.mode,
+        )
+        interrupted = any(row.status not in FINISHED for row in rows)
+        logger.info("search {}: {} trials, best {}", search_dir, len(rows), best)
+    finally:
+        logger.remove(log_handle)
+    return SearchOutcome(search_dir=search_dir, rows=rows, best=best, interrupted=interrupted)
+
+
+def run_search(
+    spec: ExperimentSpec,
+    *,
+    out_dir: str | Path = "runs",
+    points: list[dict[str, Any]] | None = None,
+    observer: Observer | None = None,
+    num_cpus: int | None = None,
+) -> SearchOutcome:
+    """Search `spec.search` over `spec`; `points` pins the first configurations to try."""
+    budget = trial_budget(spec)  # spec problems surface before Ray starts
+    search = spec.search
+    assert search is not None
+    if search.searcher.type == "optuna":
+        _require_optuna()
+    search_dir = new_search_dir(out_dir, spec)
+    _ensure_ray(num_cpus)
+    tuner = tune.Tuner(
+        _trainable(spec),
+        param_space=to_tune_space(search.params),
+        tune_config=tune.TuneConfig(
+            metric=search.scheduler.metric,
+            mode=search.scheduler.mode,
+            scheduler=_scheduler(search, budget),
+            search_alg=_searcher(search, points),
+            num_samples=search.num_samples,
+            max_concurrent_trials=search.max_concurrent,
+            trial_dirname_creator=trial_dirname,
+            # A trial's process imports torch and RLlib; reusing it saves that per trial. The
+            # stopped trial's thread exits through `algo.stop()` before the next one starts.
+            reuse_actors=True,
+        ),
+        run_config=tune.RunConfig(
+            name=search_dir.name,
+            storage_path=str(search_dir.parent),
+            stop={budget.time_attr: budget.max_t},
+            failure_config=tune.FailureConfig(max_failures=1),
+            checkpoint_config=tune.CheckpointConfig(num_to_keep=spec.checkpoint.keep_last),
+            callbacks=[_LiveRows(spec=spec, budget=budget)],
+            verbose=0,
+        ),
+    )
+    return _fit(tuner, search_dir, spec, budget, observer)
+
+
+def resume_search(
+    search_dir: str | Path, *, observer: Observer | None = None, num_cpus: int | None = None
+) -> SearchOutcome:
+    """Continue an interrupted search: finished trials stay, the others resume from their
+    latest checkpoint (errored ones too), unstarted ones start."""
+    folder = Path(search_dir).resolve()
+    spec = saved_spec(folder)
+    budget = trial_budget(spec, source=str(folder))
+    if not tune.Tuner.can_restore(str(folder)):
+        raise UserError(f"--resume {search_dir}: Tune has no experiment state there to resume")
+    _ensure_ray(num_cpus)
+    tuner = tune.Tuner.restore(str(folder), trainable=_trainable(spec), resume_errored=True)
+    return _fit(tuner, folder, spec, budget, observer)
