@@ -14,6 +14,8 @@ from rl_platform.errors import UserError
 
 
 def test_passes_rllib_multi_agent_checks() -> None:
+    # Other tests may share a session Ray; this one must not start one itself.
+    ray_was_running = ray.is_initialized()
     env = DuelMultiAgentEnv({"seed": 0})
     assert isinstance(env, MultiAgentEnv)
     check_multiagent_environments(env)
@@ -23,7 +25,7 @@ def test_passes_rllib_multi_agent_checks() -> None:
             -2.0, 2.0, shape=(64,), dtype=np.float32
         )
         assert env.get_action_space(agent) == gym.spaces.Discrete(10)
-    assert not ray.is_initialized()
+    assert ray.is_initialized() == ray_was_running
 
 
 def test_full_episode_has_all_keys_and_reward_components() -> None:
@@ -87,6 +89,7 @@ def test_rllib_env_runner_samples_full_episodes_without_a_cluster() -> None:
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 
+    ray_was_running = ray.is_initialized()
     config = (
         PPOConfig()
         .environment(DuelMultiAgentEnv, env_config={"max_steps": 50, "seed": 0})
@@ -97,5 +100,5 @@ def test_rllib_env_runner_samples_full_episodes_without_a_cluster() -> None:
     episodes = runner.sample(num_episodes=2)
     assert len(episodes) == 2 and all(episode.is_done for episode in episodes)
     assert all(len(episode) <= 50 for episode in episodes)
-    assert not ray.is_initialized()
+    assert ray.is_initialized() == ray_was_running
     runner.stop()

@@ -31,7 +31,11 @@ algo: PPO
 env: {id: rlp/StatelessCartPole-v0}
 model:
   type: lstm
-  settings: {encoder: [8], lstm_cell_size: 8, actor: [8], critic: [8], max_seq_len: 4}
+  encoder: [8]
+  lstm_cell_size: 8
+  actor: [8]
+  critic: [8]
+  max_seq_len: 4
 logging: {wandb: "off"}
 """
 TRANSFORMER_SPEC = """
@@ -40,17 +44,16 @@ algo: PPO
 env: {id: rlp/Duel-v0}
 model:
   type: transformer_lstm
-  settings:
-    obs_split: {self: [0, 32], opponent: [32, 64]}
-    history: 4
-    layers: 1
-    heads: 2
-    d_model: 16
-    obs_encoder: [16]
-    lstm_cell_size: 8
-    actor: [8]
-    critic: [8]
-    max_seq_len: 4
+  obs_split: {self: [0, 32], opponent: [32, 64]}
+  history: 4
+  layers: 1
+  heads: 2
+  d_model: 16
+  obs_encoder: [16]
+  lstm_cell_size: 8
+  actor: [8]
+  critic: [8]
+  max_seq_len: 4
 logging: {wandb: "off"}
 """
 SHORT_DUEL_SPEC = """
