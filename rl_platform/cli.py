@@ -14,9 +14,11 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from rl_platform.bc import cli as bc_cli
 from rl_platform.errors import UserError
 from rl_platform.evaluation import cli as evaluation_cli
 from rl_platform.jobs.jobs_cli import jobs_app, submit_command
+from rl_platform.league.cli import league_app
 from rl_platform.search.cli import search_command
 
 app = typer.Typer(
@@ -27,6 +29,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(jobs_app, name="jobs")
+app.add_typer(league_app, name="league")
 err = Console(stderr=True)
 
 SpecArg = Annotated[Path, typer.Argument(help="Experiment spec YAML file.", show_default=False)]
@@ -56,6 +59,7 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 app.command("submit", help="Submit `rlp train SPEC` to a Ray cluster as a job.")(
     user_errors(submit_command)
 )
+app.command("record")(user_errors(bc_cli.record_command))
 app.command("search")(user_errors(search_command))
 app.command("eval")(user_errors(evaluation_cli.eval_command))
 app.command("run")(user_errors(evaluation_cli.run_command))
@@ -91,10 +95,12 @@ def train(
 ) -> None:
     """Train an experiment with an embedded local Ray (or the cluster in RAY_ADDRESS)."""
     from rl_platform.errors import TrainingHealthError
-    from rl_platform.run.train import train as run_train
     from rl_platform.spec import load_spec
 
+    # Validate before importing the training stack (Ray, torch): bad specs fail in well under 2 s.
     loaded = load_spec(spec, overrides=set_ or [], profile=profile)
+    from rl_platform.run.train import train as run_train
+
     try:
         result = run_train(loaded, out_dir=out, resume=resume)
     except TrainingHealthError as exc:

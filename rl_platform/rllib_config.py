@@ -163,6 +163,10 @@ def _apply_modules(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmCo
         )
     if not is_multi_agent(spec.env.id):
         return config.rl_module(rl_module_spec=module_spec)
+    if spec.env.id.startswith("pettingzoo/"):
+        # Turn-based games with stateful modules crash RLlib 2.60 on cut episodes
+        # (ray-project/ray#60205); whole episodes avoid the cut.
+        config = config.env_runners(batch_mode="complete_episodes")
     # Without a league, every agent shares one learning module (naive self-play).
     config = config.multi_agent(
         policies={MAIN_MODULE_ID},

@@ -1,0 +1,213 @@
+"""Iteration time and driver memory of a duel self-play league as the opponent pool grows.
+
+    uv run python benchmarks/league_scaling.py [--pools 1 20 100] [--iterations 3]
+
+Two ways to keep P frozen opponents, each measured in a fresh process per pool size (so peak
+RSS is that configuration's own) with sampling and learning in the driver (no remote actors,
+so the driver's RSS covers every copy of every module):
+
+* `league`: rl_platform's league (`league_extension`): K=4 opponent slot modules, frozen
+  members stored as safetensors and swapped into the slots between iterations (PFSP over all
+  P members, so slots are redrawn and reloaded every iteration).
+* `add_module`: RLlib's own pattern (ray/rllib/examples/multi_agent/utils/
+  self_play_callback.py): one `Algorithm.add_module(...)` per snapshot, with every episode's
+  opponent drawn uniformly from all P modules.
+
+The pool is pre-populated with P synthetic snapshots (main's initial weights plus noise)
+instead of training P iterations. Reported per row: median seconds per training iteration
+(after one warm-up iteration), driver RSS after the timed iterations and peak RSS (both MiB),
+and for the league the ratio at the largest vs the smallest pool (goal <= 1.05x).
+"""
+
+import argparse
+import functools
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+SPEC = REPO / "experiments" / "duel_selfplay.yaml"
+# Small batches keep 6 configurations to minutes on 2 cores; the model is the experiment's.
+OVERRIDES = [
+    "training.train_batch_size=600",
+    "training.minibatch_size=300",
+    "training.num_epochs=1",
+    "env.envs_per_runner=2",
+    "env.kwargs={max_steps: 60}",
+    "league.snapshot_every=null",
+    "league.max_snapshots=null",
+    "logging.wandb=off",
+    "logging.tensorboard=false",
+]
+SNAPSHOT_NOISE = 0.01
+
+
+def _rss_mib() -> float:
+    """Current resident set size of this process (Linux /proc), MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def _main_state(config) -> dict[str, np.ndarray]:
+    """Initial weights of main's architecture, built without an algorithm."""
+    import gymnasium as gym
+
+    spec = config.rl_module_spec.rl_module_specs["main"]
+    spec.observation_space = gym.spaces.Box(-2.0, 2.0, (64,), np.float32)
+    spec.action_space = gym.spaces.Discrete(10)
+    return spec.build().get_state()
+
+
+def _synthetic(state: dict[str, np.ndarray], rng: np.random.Generator) -> dict[str, np.ndarray]:
+    return {
+        k: v + SNAPSHOT_NOISE * rng.standard_normal(v.shape).astype(v.dtype)
+        for k, v in state.items()
+    }
+
+
+def _build_league(spec, pool: int, run_dir: Path):
+    from rl_platform.league import League
+    from rl_platform.league.callback import league_extension
+    from rl_platform.rllib_config import build_algorithm_config
+
+    config = build_algorithm_config(
+        spec, extensions=[functools.partial(league_extension, run_dir=run_dir)]
+    )
+    league = League(spec=spec.league, storage=run_dir / "league", seed=0)
+    rng, main = np.random.default_rng(0), _main_state(config)
+    for _ in range(pool):
+        league.add_snapshot(learner_id="main", weights=_synthetic(main, rng), env_steps=0)
+    del league  # the callback reopens the pool from disk, as on a resumed run
+    return config.build_algo()
+
+
+def _uniform_opponent_fn(opponents: list[str]):
+    def mapping(agent_id, episode, **kwargs):
+        # Same pairing for both agents of an episode, from its id (RLlib example style).
+        seed = int.from_bytes(str(getattr(episode, "id_", "x")).encode()[-8:], "little")
+        main_side = seed % 2
+        opponent = opponents[(seed // 2) % len(opponents)]
+        return "main" if agent_id.endswith(str(main_side)) else opponent
+
+    return mapping
+
+
+def _build_add_module(spec, pool: int):
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from rl_platform.rllib_config import build_algorithm_config
+
+    no_league = spec.model_copy(update={"league": None})
+    algo = build_algorithm_config(no_league).build_algo()
+    rng = np.random.default_rng(0)
+    main = algo.get_module("main")
+    opponents: list[str] = []
+    for i in range(1, pool + 1):
+        module_id = f"main_v{i}"
+        opponents.append(module_id)
+        algo.add_module(
+            module_id=module_id,
+            module_spec=RLModuleSpec.from_module(main),
+            new_agent_to_module_mapping_fn=_uniform_opponent_fn(list(opponents)),
+            new_should_module_be_updated=["main"],
+        )
+        weights = _synthetic(main.get_state(), rng)
+        algo.set_state({"learner_group": {"learner": {"rl_module": {module_id: weights}}}})
+    return algo
+
+
+def worker(approach: str, pool: int, iterations: int) -> dict[str, float]:
+    import ray
+
+    from rl_platform.spec import load_spec
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    spec = load_spec(SPEC, overrides=OVERRIDES)
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        if approach == "league":
+            algo = _build_league(spec, pool, Path(tmp))
+        else:
+            algo = _build_add_module(spec, pool)
+        setup_s = time.perf_counter() - start
+        algo.train()  # warm-up: first-iteration allocations are not steady state
+        times = []
+        for _ in range(iterations):
+            start = time.perf_counter()
+            algo.train()
+            times.append(time.perf_counter() - start)
+        rss = _rss_mib()
+        algo.stop()
+    ray.shutdown()
+    return {
+        "approach": approach,
+        "pool": pool,
+        "setup_s": setup_s,
+        "iter_s": statistics.median(times),
+        "rss_mib": rss,
+        "peak_mib": _peak_mib(),
+    }
+
+
+def _run_worker(approach: str, pool: int, iterations: int, *, attempts: int = 2) -> dict:
+    """Run one configuration in a fresh process (retried once: local Ray start-up can time out
+    on a busy machine)."""
+    args = [sys.executable, __file__, "--worker", approach, "--pool", str(pool)]
+    args += ["--iterations", str(iterations)]
+    for attempt in range(1, attempts + 1):
+        out = subprocess.run(args, capture_output=True, text=True, cwd=REPO, check=False)
+        if out.returncode == 0:
+            return json.loads(out.stdout.strip().splitlines()[-1])
+        sys.stderr.write(
+            f"{approach} pool={pool} attempt {attempt} failed:\n{out.stderr[-3000:]}\n"
+        )
+    raise RuntimeError(f"{approach} pool={pool} failed {attempts} times")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pools", type=int, nargs="+", default=[1, 20, 100])
+    parser.add_argument("--iterations", type=int, default=3)
+    parser.add_argument("--approaches", nargs="+", default=["league", "add_module"])
+    parser.add_argument("--worker", choices=["league", "add_module"], help=argparse.SUPPRESS)
+    parser.add_argument("--pool", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        sys.stdout.write(json.dumps(worker(args.worker, args.pool, args.iterations)) + "\n")
+        return
+    rows = [_run_worker(a, p, args.iterations) for a in args.approaches for p in args.pools]
+    header = (
+        f"{'approach':<11} {'pool':>5} {'setup s':>8} {'iter s':>8} {'RSS MiB':>9} {'peak MiB':>9}"
+    )
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        lines.append(
+            f"{r['approach']:<11} {r['pool']:>5} {r['setup_s']:>8.1f} {r['iter_s']:>8.2f} "
+            f"{r['rss_mib']:>9.0f} {r['peak_mib']:>9.0f}"
+        )
+    ours = {r["pool"]: r for r in rows if r["approach"] == "league"}
+    if len(ours) >= 2:
+        lo, hi = ours[min(ours)], ours[max(ours)]
+        ratios = {k: hi[k] / lo[k] for k in ("iter_s", "rss_mib", "peak_mib")}
+        lines.append(
+            f"league {max(ours)} vs {min(ours)}: iteration time x{ratios['iter_s']:.2f}, "
+            f"RSS x{ratios['rss_mib']:.3f}, peak x{ratios['peak_mib']:.3f} (goal <= 1.05)"
+        )
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""`rlp record TEACHER_URI --env ENV_ID --episodes N --out DIR` (registered in rl_platform/cli.py).
+
+Writes the teacher's episodes in RLlib's offline format for `algo: BC` (docs/bc.md). Prints one
+JSON summary on stdout.
+"""
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+TeacherArg = Annotated[
+    str, typer.Argument(help="Teacher policy URI: scripted://ENV/NAME, checkpoint://RUN, ...")
+]
+EnvOpt = Annotated[str, typer.Option("--env", "-e", help="Single-agent env id, e.g. CartPole-v1.")]
+EpisodesOpt = Annotated[int, typer.Option("--episodes", "-n", help="Episodes to record.")]
+OutOpt = Annotated[Path, typer.Option("--out", "-o", help="New (or empty) output folder.")]
+SeedOpt = Annotated[int, typer.Option(help="Episode i is reset with seed + i.")]
+ParallelOpt = Annotated[int, typer.Option(help="Env copies played together (batched actions).")]
+
+
+def record_command(
+    teacher: TeacherArg,
+    env: EnvOpt,
+    episodes: EpisodesOpt,
+    out: OutOpt,
+    seed: SeedOpt = 0,
+    parallel: ParallelOpt = 8,
+) -> None:
+    """Record a teacher's episodes as parquet in RLlib's offline format (for `algo: BC`)."""
+    from rl_platform.bc.record import record
+    from rl_platform.run.train import ensure_ray
+
+    ensure_ray()
+    summary = record(teacher, env_id=env, episodes=episodes, out=out, seed=seed, parallel=parallel)
+    sys.stdout.write(json.dumps(asdict(summary), indent=2) + "\n")

@@ -1,0 +1,124 @@
+"""`bc_extension(config, spec)`: the BC wiring of an RLlib config (`build_algorithm_config`).
+
+* `bc:` (PPO only): `TeacherLabels` first in the env-to-module pipeline (before any piece the
+  model adds, e.g. the transformer's opponent history), `TeacherLedActions` in the
+  module-to-env pipeline, the spec for `BCPPOLearner` in `learner_config_dict`, and the
+  `BCCallback` that walks the schedule / curriculum.
+* `algo: BC`: offline behaviour cloning from `rlp record` episodes (`rl_platform.bc.offline`).
+* `init_from:`: the `InitFromCallback` loading another run's policy weights.
+
+A no-op for specs that use none of these.
+"""
+
+from typing import Any
+
+from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+
+from rl_platform.bc.callback import BCCallback
+from rl_platform.bc.init_from import InitFromCallback
+from rl_platform.bc.schedule import settings_at
+from rl_platform.bc.teacher_actions import TeacherLedActions
+from rl_platform.bc.teacher_labels import TeacherLabels
+from rl_platform.envs.catalog import is_multi_agent
+from rl_platform.errors import UserError
+from rl_platform.learners.bc_ppo import LEARNER_CONFIG_KEY
+from rl_platform.spec import ExperimentSpec
+
+
+def _as_list(pieces: Any) -> list[Any]:
+    if pieces is None:
+        return []
+    return list(pieces) if isinstance(pieces, list | tuple) else [pieces]
+
+
+class EnvToModuleWithLabels:
+    """`env_to_module_connector` factory: `TeacherLabels`, then the pieces of `inner`."""
+
+    def __init__(self, inner: Any, labels_kwargs: dict[str, Any]) -> None:
+        self.inner = inner
+        self.labels_kwargs = labels_kwargs
+
+    def __call__(self, env: Any = None, spaces: Any = None, device: Any = None) -> list[Any]:
+        inner = self.inner(env, spaces, device) if self.inner is not None else None
+        return [TeacherLabels(**self.labels_kwargs), *_as_list(inner)]
+
+
+class ModuleToEnvWithTeacher:
+    """`module_to_env_connector` factory: the pieces of `inner`, then `TeacherLedActions`."""
+
+    def __init__(self, inner: Any, actions_kwargs: dict[str, Any]) -> None:
+        self.inner = inner
+        self.actions_kwargs = actions_kwargs
+
+    def __call__(self, env: Any = None, spaces: Any = None) -> list[Any]:
+        inner = self.inner(env, spaces) if self.inner is not None else None
+        return [*_as_list(inner), TeacherLedActions(**self.actions_kwargs)]
+
+
+def add_callback(config: AlgorithmConfig, callback: type) -> AlgorithmConfig:
+    existing = config.callbacks_class
+    existing = existing if isinstance(existing, list) else [existing]
+    return config.callbacks([*existing, callback])
+
+
+def check_teachers(spec: ExperimentSpec) -> None:
+    """Fail fast on teachers that cannot play this env (scripted) or do not exist (paths)."""
+    from pathlib import Path
+
+    from rl_platform.policies.uri import PolicyKind, parse_policy_uri
+    from rl_platform.teachers import get_scripted
+
+    assert spec.bc is not None
+    for index, phase in enumerate(spec.bc.effective_phases()):
+        uri = parse_policy_uri(phase.teacher)
+        where = f"bc teacher {phase.teacher!r} (phase {index})"
+        if uri.kind == PolicyKind.SCRIPTED:
+            entry = get_scripted(str(uri.env), str(uri.name))
+            if entry.env_id != spec.env.id:
+                raise UserError(f"{where} plays {entry.env_id}, not {spec.env.id}")
+        elif uri.path is not None and not Path(uri.path).expanduser().exists():
+            raise UserError(f"{where}: {uri.path} does not exist")
+
+
+def _bc_online(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
+    assert spec.bc is not None
+    if spec.algo != "PPO":
+        raise UserError(f"bc: needs algo PPO (got {spec.algo}); for offline BC use algo: BC")
+    check_teachers(spec)
+    multi_agent = is_multi_agent(spec.env.id)
+    modules = [spec.bc.module] if multi_agent else []
+    labels_kwargs = {
+        "settings": settings_at(spec.bc, 0),
+        "env_id": spec.env.id,
+        "multi_agent": multi_agent,
+        "modules": modules,
+        "seed": spec.seed,
+    }
+    actions_kwargs = {"multi_agent": multi_agent, "modules": modules}
+    config = config.env_runners(
+        env_to_module_connector=EnvToModuleWithLabels(
+            config._env_to_module_connector, labels_kwargs
+        ),
+        module_to_env_connector=ModuleToEnvWithTeacher(
+            config._module_to_env_connector, actions_kwargs
+        ),
+    )
+    config = config.learners(learner_config_dict={LEARNER_CONFIG_KEY: spec.bc.model_dump()})
+    bound = type(
+        "BoundBCCallback", (BCCallback,), {"bc_spec": spec.bc, "module_id": spec.bc.module}
+    )
+    return add_callback(config, bound)
+
+
+def bc_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
+    """See the module docstring."""
+    if spec.algo == "BC":
+        from rl_platform.bc.offline import offline_bc_config
+
+        config = offline_bc_config(config, spec)
+    if spec.init_from is not None:
+        bound = type("BoundInitFromCallback", (InitFromCallback,), {"source": spec.init_from})
+        config = add_callback(config, bound)
+    if spec.bc is not None:
+        config = _bc_online(config, spec)
+    return config

@@ -1,0 +1,158 @@
+"""The `bc:` block of an experiment spec: teacher, env slices, BC coefficient, schedule, phases.
+
+Plain pydantic models with the spec's settings (frozen, unknown keys rejected) rather than
+`SpecModel`: `rl_platform.spec` imports this module, so importing `rl_platform.spec.base` from
+here would be circular (the league spec does the same).
+
+    bc:
+      teacher: scripted://duel/based     # any policy URI (docs/evaluation.md)
+      teacher_led: 0.5                   # envs [0, 0.5 N) act with the teacher
+      student_led: 0.5                   # the next 0.5 N act with the student, labelled
+      coef: 1.0                          # weight of the BC cross-entropy
+      schedule: {kind: linear, until_env_steps: 2000000, coef: 0.0, teacher_led: 0.0}
+
+or a curriculum, `phases: [{teacher, teacher_led, student_led, coef, schedule, env_steps}]`.
+"""
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+NonNegative = Annotated[float, Field(ge=0.0)]
+PositiveInt = Annotated[int, Field(gt=0)]
+_CONFIG = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+PHASE_FIELDS = ("teacher", "teacher_led", "student_led", "coef", "schedule")
+
+
+def _check_teacher(uri: str) -> str:
+    from rl_platform.errors import UserError
+    from rl_platform.policies.uri import parse_policy_uri
+
+    try:
+        parse_policy_uri(uri)
+    except UserError as err:  # pydantic reports only ValueError nicely
+        raise ValueError(str(err)) from None
+    return uri
+
+
+class BCSchedule(BaseModel):
+    """How `coef`, `teacher_led`, `student_led` change over a phase (env steps since its start)."""
+
+    model_config = _CONFIG
+
+    kind: Literal["constant", "linear"] = "constant"
+    """`constant`: the start values throughout; `linear`: reach the end values by `until`."""
+    until_env_steps: PositiveInt | None = None
+    """Env steps (counted from the phase start) at which a linear schedule reaches its end."""
+    coef: NonNegative | None = None
+    """End value of `coef`; None keeps the start value."""
+    teacher_led: Fraction | None = None
+    """End value of `teacher_led`; None keeps the start value."""
+    student_led: Fraction | None = None
+    """End value of `student_led`; None keeps the start value."""
+
+    @model_validator(mode="after")
+    def _linear_has_end(self) -> "BCSchedule":
+        if self.kind == "linear" and self.until_env_steps is None:
+            raise ValueError("a linear schedule needs until_env_steps")
+        return self
+
+
+class BCPhase(BaseModel):
+    """One curriculum phase: a teacher, env slices and BC weight for `env_steps` env steps."""
+
+    model_config = _CONFIG
+
+    teacher: str
+    """Policy URI of the teacher: scripted://ENV/NAME, checkpoint://RUN_DIR, league://RUN/ID."""
+    teacher_led: Fraction = 0.5
+    """Fraction of each env runner's envs (the first ones) that act with the teacher."""
+    student_led: Fraction = 0.5
+    """Fraction of the envs (after the teacher-led ones) where the student acts, labelled."""
+    coef: NonNegative = 1.0
+    """Weight of the cross-entropy to the teacher's actions."""
+    schedule: BCSchedule = BCSchedule()
+    """How coef and the fractions change during the phase."""
+    env_steps: PositiveInt | None = None
+    """Budget of this phase in env steps; None: until the run ends (last phase only)."""
+
+    @field_validator("teacher")
+    @classmethod
+    def _valid_teacher(cls, uri: str) -> str:
+        return _check_teacher(uri)
+
+    @model_validator(mode="after")
+    def _fractions_fit(self) -> "BCPhase":
+        end_teacher = _or(self.schedule.teacher_led, self.teacher_led)
+        end_student = _or(self.schedule.student_led, self.student_led)
+        for when, teacher, student in (
+            ("start", self.teacher_led, self.student_led),
+            ("schedule end", end_teacher, end_student),
+        ):
+            if teacher + student > 1.0 + 1e-9:
+                raise ValueError(
+                    f"teacher_led + student_led must be <= 1 (at the {when}: "
+                    f"{teacher} + {student}); the rest of the envs train with plain PPO"
+                )
+        return self
+
+
+class BCSpec(BaseModel):
+    """Behaviour cloning on top of PPO: one teacher (flat fields) or a list of `phases`."""
+
+    model_config = _CONFIG
+
+    teacher: str | None = None
+    """Policy URI of the teacher (single phase); leave unset when using `phases`."""
+    teacher_led: Fraction = 0.5
+    """Fraction of each env runner's envs (the first ones) that act with the teacher."""
+    student_led: Fraction = 0.5
+    """Fraction of the envs (after the teacher-led ones) where the student acts, labelled."""
+    coef: NonNegative = 1.0
+    """Weight of the cross-entropy to the teacher's actions."""
+    schedule: BCSchedule = BCSchedule()
+    """How coef and the fractions change over the run."""
+    phases: list[BCPhase] = []
+    """Curriculum: phases run in order, each for its `env_steps`; then plain PPO."""
+    module: str = "main"
+    """Multi-agent envs: the module whose agents are cloned (single-agent: the only module)."""
+
+    @field_validator("teacher")
+    @classmethod
+    def _valid_teacher(cls, uri: str | None) -> str | None:
+        return None if uri is None else _check_teacher(uri)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "BCSpec":
+        if not self.phases:
+            if self.teacher is None:
+                raise ValueError("set `teacher` (a policy URI) or a list of `phases`")
+            self.single_phase()  # validates the fractions
+            return self
+        # Compared with the defaults, not `model_fields_set`, so that a dump round-trips.
+        fields = type(self).model_fields
+        flat = [name for name in PHASE_FIELDS if getattr(self, name) != fields[name].default]
+        if flat:
+            raise ValueError(f"with `phases`, set {flat} inside each phase instead")
+        for index, phase in enumerate(self.phases[:-1]):
+            if phase.env_steps is None:
+                raise ValueError(f"phases[{index}] needs env_steps (only the last may omit it)")
+        return self
+
+    def single_phase(self) -> BCPhase:
+        return BCPhase(
+            teacher=str(self.teacher),
+            teacher_led=self.teacher_led,
+            student_led=self.student_led,
+            coef=self.coef,
+            schedule=self.schedule,
+        )
+
+    def effective_phases(self) -> list[BCPhase]:
+        """The phases to run: `phases`, or the flat fields as one unbounded phase."""
+        return list(self.phases) if self.phases else [self.single_phase()]
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
