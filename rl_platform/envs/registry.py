@@ -23,7 +23,9 @@ def make_env(env_id: str, wrappers: list[str], kwargs: dict[str, Any]) -> Any:
     """Build one env instance for `env_id` with the spec's wrappers (runs in env runners)."""
     entry = PLATFORM_ENVS.get(env_id)
     if entry is not None:
-        env = load_factory(entry.factory)(dict(kwargs))
+        # Pass RLlib's EnvContext through unchanged: its worker_index/vector_index give each
+        # vectorized copy its own seed (a plain dict copy would drop them).
+        env = load_factory(entry.factory)(kwargs)
     else:
         if env_id.startswith("ALE/"):
             import ale_py
@@ -52,7 +54,7 @@ def registered_env_name(env: EnvSpec) -> str:
     env_id, wrappers = env.id, list(env.wrappers)
 
     def creator(env_config: dict[str, Any]) -> Any:
-        return make_env(env_id, wrappers, dict(env_config))
+        return make_env(env_id, wrappers, env_config)
 
     register_env(name, creator)
     return name
