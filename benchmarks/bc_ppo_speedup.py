@@ -5,7 +5,7 @@
 
 Both runs use experiments/duel_bc_ppo.yaml (main vs `based` through a league) with the same
 seed and env-step budget; the PPO run drops its `bc:` block. After every `--eval-every`
-iterations the current policy (greedy, the env runner's module) plays `--eval-games` games
+iterations the current policy (greedy, or sampled with `--sample`) plays `--eval-games` games
 against `based` in the vectorized `DuelCore`, half in each seat (draws count 1/2); the first
 env step count at which the win rate reaches `--target` is the result. The mean shaped return
 of those games is reported too (it moves long before the win rate does). Prints a table, the
@@ -48,9 +48,11 @@ class Outcome:
     """Per evaluation: env steps, win rate, mean shaped return, the learner's bc/accuracy."""
 
 
-def play_vs_based(module, *, games: int, seed: int, env_kwargs: dict) -> tuple[float, float]:
-    """(win rate, mean shaped return) of greedy `module` vs `based` over `games` games, half in
-    each seat; a draw counts 1/2."""
+def play_vs_based(
+    module, *, games: int, seed: int, env_kwargs: dict, sample: bool = False
+) -> tuple[float, float]:
+    """(win rate, mean shaped return) of `module` (greedy, or sampling its action distribution)
+    vs `based` over `games` games, half in each seat; a draw counts 1/2."""
     core = DuelCore(games, seed=seed, **env_kwargs)
     obs = core.reset(seed=seed)
     seat = (np.arange(games) >= games // 2).astype(np.int64)  # which player the module is
@@ -61,7 +63,12 @@ def play_vs_based(module, *, games: int, seed: int, env_kwargs: dict) -> tuple[f
         with torch.no_grad():
             out = module.forward_inference({"obs": torch.from_numpy(obs[rows, seat])})
         actions = np.zeros((games, 2), dtype=np.int64)
-        actions[rows, seat] = out["action_dist_inputs"].argmax(-1).numpy()
+        logits = out["action_dist_inputs"]
+        if sample:
+            chosen = torch.distributions.Categorical(logits=logits).sample()
+        else:
+            chosen = logits.argmax(-1)
+        actions[rows, seat] = chosen.numpy()
         actions[rows, 1 - seat] = based.act(obs[rows, 1 - seat], rng)
         step = core.step(actions)
         obs = step.obs
@@ -96,7 +103,11 @@ def run_variant(
                 continue
             module = algo.env_runner.module["main"]
             rate, score = play_vs_based(
-                module, games=args.eval_games, seed=12345, env_kwargs=env_kwargs
+                module,
+                games=args.eval_games,
+                seed=12345,
+                env_kwargs=env_kwargs,
+                sample=args.sample,
             )
             accuracy = (result.get("learners", {}).get("main") or {}).get("bc/accuracy")
             outcome.curve.append(
@@ -130,6 +141,7 @@ def main() -> None:
     parser.add_argument("--target", type=float, default=0.8)
     parser.add_argument("--eval-every", type=int, default=1, help="iterations between evals")
     parser.add_argument("--eval-games", type=int, default=200)
+    parser.add_argument("--sample", action="store_true", help="evaluate sampled, not greedy")
     parser.add_argument("--set", action="append", default=[], help="spec override (both runs)")
     parser.add_argument("--only", choices=["bc_ppo", "ppo"], help="run one variant")
     parser.add_argument("--out", type=Path, default=Path("bc_ppo_speedup.json"))
@@ -149,7 +161,8 @@ def main() -> None:
 
 
 def _report(outcomes: list[Outcome], args: argparse.Namespace) -> None:
-    print(f"machine: {platform.node()} {platform.machine()}, overrides: {args.set or 'none'}")
+    mode = "sampled" if args.sample else "greedy"
+    print(f"machine: {platform.node()} {platform.machine()}, {mode} eval, overrides: {args.set}")
     print(
         f"{'variant':<8} {'steps to ' + str(args.target):>16} {'final win':>9} "
         f"{'env steps':>10} {'wall s':>8}"
