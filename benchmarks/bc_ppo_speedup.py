@@ -126,6 +126,8 @@ def run_variant(
                 rate,
                 score,
             )
+            snapshot = args.out.with_suffix(f".{variant}.partial.json")
+            snapshot.write_text(json.dumps(asdict(outcome), indent=2) + "\n")  # survives a kill
             if rate >= target:
                 outcome.steps_to_target = outcome.env_steps
                 break
