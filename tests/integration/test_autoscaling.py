@@ -14,7 +14,6 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,20 +24,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import ray  # noqa: F401 - puts Ray's bundled psutil on sys.path (not a direct dependency)
 import yaml
+
+from tests.integration.ray_head_support import START_ATTEMPTS, free_port, kill_scoped
 
 REPO = Path(__file__).resolve().parents[2]
 AWS_YAML = REPO / "cluster" / "aws-gpu.yaml"
 IDLE_TIMEOUT_MINUTES = 0.05  # 3 s: short enough to watch the GPU node go away
 FAKE_HEAD_TYPE = "ray.head.default"  # the fake provider's fixed head type name
 OBJECT_STORE_BYTES = 80 * 1024 * 1024
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def fake_worker_types(cluster_yaml: Path) -> dict[str, dict[str, Any]]:
@@ -94,34 +88,6 @@ def fake_cluster_config(
     }
 
 
-def _kill_scoped(root: subprocess.Popen, marker: str) -> None:
-    """SIGKILL the `ray start --block` tree and anything naming our temp dir; nothing else.
-
-    A throwaway test cluster needs no graceful drain, and killing everything at once leaves no
-    orphan to be re-parented out of reach. A second sweep catches workers spawned meanwhile.
-    """
-    import psutil
-
-    for _sweep in range(2):
-        procs: dict[int, psutil.Process] = {}
-        with contextlib.suppress(psutil.NoSuchProcess):
-            parent = psutil.Process(root.pid)
-            procs = {p.pid: p for p in [parent, *parent.children(recursive=True)]}
-        for proc in psutil.process_iter(["cmdline"]):
-            if marker in " ".join(proc.info["cmdline"] or []):
-                procs.setdefault(proc.pid, proc)
-        procs.pop(os.getpid(), None)
-        for proc in procs.values():
-            with contextlib.suppress(psutil.NoSuchProcess):
-                proc.kill()
-        psutil.wait_procs(list(procs.values()), timeout=10)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        root.wait(timeout=5)
-
-
-START_ATTEMPTS = 3  # `ray start` gives the raylet a fixed 30 s to register; busy CI can miss it
-
-
 def _head_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"RAY_ADDRESS", "RAY_AUTH_TOKEN_PATH"}}
     env.update(
@@ -142,7 +108,7 @@ def _launch(cluster_yaml: Path, temp_dir: str, env: dict[str, str]) -> tuple[sub
     """Start `ray start --head --block` with the fake provider; return it and its GCS address."""
     from ray._private.services import get_node_ip_address
 
-    gcs_address = f"{get_node_ip_address()}:{_free_port()}"
+    gcs_address = f"{get_node_ip_address()}:{free_port()}"
     launcher = yaml.safe_load(cluster_yaml.read_text())
     head_cpus = launcher["available_node_types"][launcher["head_node_type"]]["resources"]["CPU"]
     config = fake_cluster_config(
@@ -158,11 +124,11 @@ def _launch(cluster_yaml: Path, temp_dir: str, env: dict[str, str]) -> tuple[sub
         f"--autoscaling-config={config_path}", f"--temp-dir={temp_dir}",
         f"--port={gcs_address.rsplit(':', 1)[1]}", f"--num-cpus={head_cpus}",
         f"--object-store-memory={OBJECT_STORE_BYTES}", "--include-dashboard=false",
-        f"--ray-client-server-port={_free_port()}",
-        f"--dashboard-agent-listen-port={_free_port()}",
-        f"--dashboard-agent-grpc-port={_free_port()}",
-        f"--runtime-env-agent-port={_free_port()}",
-        f"--metrics-export-port={_free_port()}",
+        f"--ray-client-server-port={free_port()}",
+        f"--dashboard-agent-listen-port={free_port()}",
+        f"--dashboard-agent-grpc-port={free_port()}",
+        f"--runtime-env-agent-port={free_port()}",
+        f"--metrics-export-port={free_port()}",
         "--disable-usage-stats",
     ]
     # fmt: on
@@ -185,7 +151,7 @@ def fake_autoscaling_head(cluster_yaml: Path) -> Iterator[tuple[str, dict[str, s
                 yield gcs_address, env
                 return
         finally:
-            _kill_scoped(head, temp_dir)
+            kill_scoped(head, temp_dir)
             shutil.rmtree(temp_dir, ignore_errors=True)
 
 

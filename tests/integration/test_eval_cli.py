@@ -12,19 +12,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from rl_platform import load_spec, train
-from rl_platform.cli import app
+from rl_platform import load_spec
 from rl_platform.evaluation.envs import EnvTarget, probe_env
 from rl_platform.policies import EnvContext, load_policy
 from rl_platform.policies.rebuild import build_module, history_converter
 from rl_platform.run.algorithm_state import ALGORITHM_PART, module_weights
 from rl_platform.run.checkpoints import CheckpointStore, load_checkpoint, resolve_checkpoint
 from rl_platform.run.run_dir import write_spec
-from tests.conftest import EXPERIMENTS
+from tests.integration.cli_support import invoke_rlp as rlp
 
-TINY = ["logging.wandb=off", "training.train_batch_size=500", "training.minibatch_size=250"]
 LSTM_SPEC = """
 name: lstm_fake
 algo: PPO
@@ -61,18 +58,6 @@ name: short_duel
 env: {id: rlp/Duel-v0, kwargs: {stocks: 1, max_steps: 300}}
 logging: {wandb: "off"}
 """
-
-
-@pytest.fixture(scope="module")
-def cartpole_run(ray_local, tmp_path_factory) -> Path:
-    spec = load_spec(EXPERIMENTS / "cartpole_ppo.yaml", profile="smoke", overrides=TINY)
-    return train(spec, out_dir=tmp_path_factory.mktemp("runs")).run_dir
-
-
-def rlp(*args: str, code: int = 0) -> Any:
-    result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == code, (result.stdout, result.stderr, result.exception)
-    return result
 
 
 def rlp_json(*args: str) -> Any:

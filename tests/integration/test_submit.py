@@ -10,7 +10,6 @@ import os
 import secrets
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import ray  # noqa: F401 - puts Ray's bundled psutil on sys.path (not a direct dependency)
 from typer.testing import CliRunner
 
 from rl_platform.jobs.client import make_client
 from rl_platform.jobs.errors import ClusterAuthError
 from rl_platform.jobs.jobs_cli import jobs_app
 from rl_platform.jobs.runtime_env import EXCLUDES, job_env_vars
+from tests.integration.ray_head_support import START_ATTEMPTS, free_port, kill_scoped
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -49,37 +48,6 @@ class Head:
         return env
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _kill_scoped(root: subprocess.Popen, marker: str) -> None:
-    """SIGKILL the `ray start --block` tree and anything naming our temp dir; nothing else.
-
-    A throwaway test cluster needs no graceful drain, and killing everything at once leaves no
-    orphan to be re-parented out of reach. A second sweep catches workers spawned meanwhile.
-    """
-    import psutil
-
-    for _sweep in range(2):
-        procs: dict[int, psutil.Process] = {}
-        with contextlib.suppress(psutil.NoSuchProcess):
-            parent = psutil.Process(root.pid)
-            procs = {p.pid: p for p in [parent, *parent.children(recursive=True)]}
-        for proc in psutil.process_iter(["cmdline"]):
-            if marker in " ".join(proc.info["cmdline"] or []):
-                procs.setdefault(proc.pid, proc)
-        procs.pop(os.getpid(), None)
-        for proc in procs.values():
-            with contextlib.suppress(psutil.NoSuchProcess):
-                proc.kill()
-        psutil.wait_procs(list(procs.values()), timeout=10)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        root.wait(timeout=5)
-
-
 def _get(url: str, token: str | None) -> int:
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
     try:
@@ -87,9 +55,6 @@ def _get(url: str, token: str | None) -> int:
             return r.status
     except urllib.error.HTTPError as exc:
         return exc.code
-
-
-START_ATTEMPTS = 3  # `ray start` gives the raylet a fixed 30 s to register; busy CI can miss it
 
 
 def _ready(proc: subprocess.Popen, head: Head, log: Path, *, attempt: int) -> bool:
@@ -116,7 +81,7 @@ def _ready(proc: subprocess.Popen, head: Head, log: Path, *, attempt: int) -> bo
 
 def _launch(temp_dir: str, token: str) -> tuple[subprocess.Popen, str]:
     """Start `ray start --head --block` on fresh ports; return it and its dashboard URL."""
-    dashboard_port = _free_port()
+    dashboard_port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "RAY_AUTH"))}
     env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token, RAY_USAGE_STATS_ENABLED="0")
     # The raylet waits this long for its dashboard agent to report a port; the agent is a heavy
@@ -125,13 +90,13 @@ def _launch(temp_dir: str, token: str) -> tuple[subprocess.Popen, str]:
     # fmt: off
     cmd = [
         str(BIN / "ray"), "start", "--head", "--block", f"--temp-dir={temp_dir}",
-        f"--port={_free_port()}", "--num-cpus=2", "--object-store-memory=300000000",
+        f"--port={free_port()}", "--num-cpus=2", "--object-store-memory=300000000",
         "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard_port}",
-        f"--ray-client-server-port={_free_port()}",
-        f"--dashboard-agent-listen-port={_free_port()}",
-        f"--dashboard-agent-grpc-port={_free_port()}",
-        f"--runtime-env-agent-port={_free_port()}",
-        f"--metrics-export-port={_free_port()}",
+        f"--ray-client-server-port={free_port()}",
+        f"--dashboard-agent-listen-port={free_port()}",
+        f"--dashboard-agent-grpc-port={free_port()}",
+        f"--runtime-env-agent-port={free_port()}",
+        f"--metrics-export-port={free_port()}",
         "--disable-usage-stats",
     ]
     # fmt: on
@@ -156,7 +121,7 @@ def ray_head() -> Iterator[Head]:
                 yield head
                 return
         finally:
-            _kill_scoped(proc, temp_dir)
+            kill_scoped(proc, temp_dir)
             shutil.rmtree(temp_dir, ignore_errors=True)
 
 

@@ -6,33 +6,12 @@ OpenCV (size, frame count), PNGs with Pillow (size, and that the curves drew col
 
 import json
 from pathlib import Path
-from typing import Any
 
 import cv2
 import numpy as np
-import pytest
 from PIL import Image
-from typer.testing import CliRunner
 
-from rl_platform import load_spec, train
-from rl_platform.cli import app
-from tests.conftest import EXPERIMENTS
-
-TINY = ["logging.wandb=off", "training.train_batch_size=500", "training.minibatch_size=250"]
-
-
-@pytest.fixture(scope="module")
-def cartpole_run(ray_local, tmp_path_factory) -> Path:
-    spec = load_spec(
-        EXPERIMENTS / "cartpole_ppo.yaml", profile="smoke", overrides=[*TINY, "stop.iterations=3"]
-    )
-    return train(spec, out_dir=tmp_path_factory.mktemp("runs")).run_dir
-
-
-def rlp(*args: str, code: int = 0) -> Any:
-    result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == code, (result.stdout, result.stderr, result.exception)
-    return result
+from tests.integration.cli_support import invoke_rlp as rlp
 
 
 def gif_facts(path: Path) -> tuple[tuple[int, int], int, int]:
