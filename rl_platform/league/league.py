@@ -27,7 +27,7 @@ from rl_platform.league.leaderboard import LeaderboardRow, leaderboard
 from rl_platform.league.matchmaking import SELF_PLAY, Matchmaker
 from rl_platform.league.members import Member, MemberKind
 from rl_platform.league.pool import LeaguePool, WeightsLike
-from rl_platform.league.ratings import Rating, rate_game
+from rl_platform.league.ratings import Rating, rate_game, with_game
 from rl_platform.league.results import Outcome, ResultBook, as_outcome
 from rl_platform.league.slots import OpponentChoice, SlotPlan, plan_slots, sample_opponent
 from rl_platform.league.snapshots import should_snapshot
@@ -170,8 +170,8 @@ class League:
         new_l, new_o = rate_game(
             Rating(learner.mu, learner.sigma), Rating(opponent.mu, opponent.sigma), outcome=result
         )
-        self.pool.update_member(_with_game(learner, result, new_l))
-        self.pool.update_member(_with_game(opponent, result.flipped(), new_o))
+        self.pool.update_member(with_game(learner, result, new_l))
+        self.pool.update_member(with_game(opponent, result.flipped(), new_o))
 
     # ----- slots and sampling ----------------------------------------------------------------
     def plan_slots(self) -> SlotPlan:
@@ -323,16 +323,3 @@ class League:
         self._restore(LeagueState.from_dict(dict(state["league"])))
         for member in records:
             self.pool.update_member(member)
-
-
-def _with_game(member: Member, outcome: Outcome, rating: Rating) -> Member:
-    return member.model_copy(
-        update={
-            "games": member.games + 1,
-            "wins": member.wins + (outcome is Outcome.WIN),
-            "draws": member.draws + (outcome is Outcome.DRAW),
-            "losses": member.losses + (outcome is Outcome.LOSS),
-            "mu": rating.mu,
-            "sigma": rating.sigma,
-        }
-    )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from openskill.models import PlackettLuce
 
-from rl_platform.league.members import DEFAULT_MU, DEFAULT_SIGMA
+from rl_platform.league.members import DEFAULT_MU, DEFAULT_SIGMA, Member
 from rl_platform.league.results import Outcome
 
 # One model instance: it is stateless between `rate` calls.
@@ -38,3 +38,17 @@ def rate_game(first: Rating, second: Rating, *, outcome: Outcome) -> tuple[Ratin
     b = _MODEL.rating(mu=second.mu, sigma=second.sigma)
     (new_a,), (new_b,) = _MODEL.rate([[a], [b]], ranks=ranks)
     return Rating(new_a.mu, new_a.sigma), Rating(new_b.mu, new_b.sigma)
+
+
+def with_game(member: Member, outcome: Outcome, rating: Rating) -> Member:
+    """`member` after one more game: its record counts `outcome` and it holds `rating`."""
+    return member.model_copy(
+        update={
+            "games": member.games + 1,
+            "wins": member.wins + (outcome is Outcome.WIN),
+            "draws": member.draws + (outcome is Outcome.DRAW),
+            "losses": member.losses + (outcome is Outcome.LOSS),
+            "mu": rating.mu,
+            "sigma": rating.sigma,
+        }
+    )

@@ -19,9 +19,9 @@ from rl_platform.envs.duel import NUM_ACTIONS, OBS_SIZE
 from rl_platform.envs.duel.arena import run_matches
 from rl_platform.errors import UserError
 from rl_platform.league.leaderboard import MatchupMatrix, matchup_matrix, tournament_schedule
-from rl_platform.league.members import Member, MemberKind
+from rl_platform.league.members import MemberKind
 from rl_platform.league.pool import LeaguePool
-from rl_platform.league.ratings import Rating, rate_game
+from rl_platform.league.ratings import Rating, rate_game, with_game
 from rl_platform.league.results import Outcome
 from rl_platform.league.scripted import DUEL_ENV, scripted_act
 from rl_platform.league.torch_policy import PolicyFactory, policy_factory
@@ -94,21 +94,8 @@ def apply_ratings(pool: LeaguePool, results: Sequence[GameResult]) -> None:
     for first, second, outcome in results:
         a, b = pool.get(first), pool.get(second)
         new_a, new_b = rate_game(Rating(a.mu, a.sigma), Rating(b.mu, b.sigma), outcome=outcome)
-        pool.update_member(_with_game(a, outcome, new_a))
-        pool.update_member(_with_game(b, outcome.flipped(), new_b))
-
-
-def _with_game(member: Member, outcome: Outcome, rating: Rating) -> Member:
-    return member.model_copy(
-        update={
-            "games": member.games + 1,
-            "wins": member.wins + (outcome is Outcome.WIN),
-            "draws": member.draws + (outcome is Outcome.DRAW),
-            "losses": member.losses + (outcome is Outcome.LOSS),
-            "mu": rating.mu,
-            "sigma": rating.sigma,
-        }
-    )
+        pool.update_member(with_game(a, outcome, new_a))
+        pool.update_member(with_game(b, outcome.flipped(), new_b))
 
 
 def write_heatmap(matrix: MatchupMatrix, path: Path, *, title: str = "") -> Path:
