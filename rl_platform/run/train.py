@@ -105,7 +105,7 @@ def _train_in(
         start_iteration = 0
         if checkpoint is not None:
             start_iteration = restore_algorithm(algo, checkpoint)
-            for participant in _checkpoint_participants(algo):
+            for participant in checkpoint_participants(algo):
                 participant.restore_parts(checkpoint.parts, algorithm=algo)
             logger.info("resumed from {} at iteration {}", checkpoint.path.name, start_iteration)
         loop = _Loop(run_dir, spec, algo, store, stop_request, start_iteration)
@@ -179,7 +179,7 @@ class _Loop:
 
     def _save(self) -> None:
         parts = snapshot_algorithm(self.algo)
-        for participant in _checkpoint_participants(self.algo):
+        for participant in checkpoint_participants(self.algo):
             parts |= participant.checkpoint_parts()
         meta = {"env_steps": self.env_steps, "saved_at": time.time(), "spec_name": self.spec.name}
         self.last_checkpoint = self.store.save(iteration=self.iteration, parts=parts, meta=meta)
@@ -202,7 +202,7 @@ class _Loop:
         )
 
 
-def _checkpoint_participants(algo: Any) -> list[Any]:
+def checkpoint_participants(algo: Any) -> list[Any]:
     """Driver callbacks whose state lives outside RLlib's (the league): saved as extra parts."""
     callbacks = algo.callbacks if isinstance(algo.callbacks, list) else [algo.callbacks]
     return [cb for cb in callbacks if hasattr(cb, "checkpoint_parts")]

@@ -17,6 +17,9 @@ _STOP_FIELD = {
     "time_total_s": "minutes",
 }
 
+# Searchable sections that a spec may leave out: a sample alone would not make a valid block.
+_OPTIONAL_SECTIONS = {"league": "league.md", "bc": "bc.md"}
+
 
 @dataclass(frozen=True)
 class TrialBudget:
@@ -32,10 +35,6 @@ def search_of(spec: ExperimentSpec, *, source: str = "spec") -> SearchSpec:
     """The spec's search block, checked against the spec's own algorithm; raises if unusable."""
     if spec.search is None:
         raise UserError(f"{source}: no `search:` block; see docs/search.md for how to write one")
-    if spec.league is not None:
-        raise SpecError(
-            ["search: league specs cannot be searched yet (remove `league:`)"], source=source
-        )
     problems = []
     for path in spec.search.params:
         try:
@@ -43,6 +42,12 @@ def search_of(spec: ExperimentSpec, *, source: str = "spec") -> SearchSpec:
         except ValueError as exc:
             kinds = f"algo {spec.algo}, model.type {spec.model.type}"
             problems.append(f"search.params.{path}: {exc} (for {kinds})")
+        section = path.split(".")[0]
+        if section in _OPTIONAL_SECTIONS and getattr(spec, section) is None:
+            problems.append(
+                f"search.params.{path}: the spec has no `{section}:` block to vary; add one "
+                f"(docs/{_OPTIONAL_SECTIONS[section]})"
+            )
     if problems:
         raise SpecError(problems, source=source)
     return spec.search

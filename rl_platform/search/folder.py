@@ -14,6 +14,12 @@ from rl_platform.utils.secrets import MASK
 RESULTS_FILE, BEST_FILE, LOG_FILE = "results.csv", "best.yaml", "search.log"
 
 
+def trial_folder(search_dir: str | Path, trial_id: str) -> Path:
+    """Tune's folder of one trial (its `trial_dirname_creator`); a league trial keeps its pool
+    there, so no two trials share one."""
+    return Path(search_dir) / f"trial_{trial_id}"
+
+
 def new_search_dir(out_dir: str | Path, spec: ExperimentSpec) -> Path:
     """A fresh folder holding the spec that `rlp search --resume` will run again."""
     folder = new_run_dir(Path(out_dir) / "search", spec.name).resolve()

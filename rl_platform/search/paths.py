@@ -1,10 +1,11 @@
 """Which dotted spec paths a search may vary, and their canonical (file-format) spelling.
 
-A path must name a field of the experiment schema (`training.lr`, `model.hidden`), or a key
-inside a free-form mapping (`env.kwargs.gravity`). Tagged sections (`training` by `algo`,
-`model` by `model.type`) accept the fields of any of their models here; `rlp search` checks the
-spec's own models before it starts. Only hyperparameter sections are searchable:
-budgets belong to the scheduler, names and logging to the search itself.
+A path must name a field of the experiment schema (`training.lr`, `model.hidden`, `bc.coef`), or
+a key inside a free-form mapping (`env.kwargs.gravity`, `league.opponent_mix.based`). Tagged
+sections (`training` by `algo`, `model` by `model.type`) accept the fields of any of their
+models here; `rlp search` checks the spec's own models (and that `league:`/`bc:` exist) before
+it starts. Only hyperparameter sections are searchable: budgets belong to the scheduler, names
+and logging to the search itself.
 """
 
 import difflib
@@ -17,7 +18,7 @@ from pydantic import BaseModel
 
 from rl_platform.spec.experiment import ExperimentSpec
 
-SEARCHABLE = ("seed", "env", "training", "model", "health")
+SEARCHABLE = ("seed", "env", "training", "model", "health", "league", "bc")
 _LEAF, _MAPPING, _SECTION = "leaf", "mapping", "section"
 # Sections whose model depends on a tag (`algo`, `model.type`): a path is valid if any of the
 # section's models has it, unless the caller names the spec's own models.

@@ -4,11 +4,15 @@ train, report namespaced metrics, checkpoint in rl_platform's pickle-free format
 Each result carries `trial_status` (ok | collapsed | nan) and `stop_reason` (empty while the
 trial runs). A trial stops itself on the spec's own `stop`, on entropy collapse below
 `health.min_entropy` and on a NaN/Inf update; the scheduler stops it at rungs and at `max_t`.
+A league spec's pool lives in the trial's own folder (`trial_<id>/league`), and its state is
+part of every checkpoint, as in `rlp train`.
 """
 
+import functools
 import math
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from loguru import logger
@@ -21,6 +25,8 @@ from rl_platform.run.checkpoints import CheckpointStore, load_checkpoint
 from rl_platform.run.episode_metrics import EpisodeMetricsCallback
 from rl_platform.run.metrics import extract_metrics, is_nonfinite_update
 from rl_platform.run.stopping import StopTracker
+from rl_platform.run.train import checkpoint_participants
+from rl_platform.search.folder import trial_folder
 from rl_platform.search.results import STOP_REASON, TRIAL_STATUS
 from rl_platform.search.space import apply_sample
 from rl_platform.spec import ExperimentSpec
@@ -30,10 +36,24 @@ def _with_callbacks(config: Any, spec: ExperimentSpec) -> Any:
     return config.callbacks(EpisodeMetricsCallback)
 
 
-def search_trainable(config: dict[str, Any], *, base_spec: dict[str, Any], metric: str) -> None:
+def _extensions(spec: ExperimentSpec, search_dir: Path) -> list[Any]:
+    if spec.league is None:
+        return [_with_callbacks]
+    from rl_platform.league.callback import league_extension
+
+    # Not Tune's get_trial_dir(): that is a per-session staging folder, and a resumed search
+    # must find the pool again. Tune's folder of this trial is stable and unique.
+    trial_dir = trial_folder(search_dir, tune.get_context().get_trial_id())
+    return [_with_callbacks, functools.partial(league_extension, run_dir=trial_dir)]
+
+
+def search_trainable(
+    config: dict[str, Any], *, base_spec: dict[str, Any], metric: str, search_dir: str
+) -> None:
     """Train `base_spec` with the sampled values in `config` until a stop (Tune's or ours)."""
     spec = apply_sample(base_spec, config)
-    algo = build_algorithm_config(spec, extensions=[_with_callbacks]).build_algo()
+    algo = build_algorithm_config(spec, extensions=_extensions(spec, Path(search_dir)))
+    algo = algo.build_algo()
     try:
         _TrialLoop(spec, algo, metric=metric).run()
     finally:
@@ -52,6 +72,8 @@ class _TrialLoop:
             with checkpoint.as_directory() as folder:
                 loaded = load_checkpoint(folder)
             self.iteration = restore_algorithm(algo, loaded)
+            for participant in checkpoint_participants(algo):  # the league's state
+                participant.restore_parts(loaded.parts, algorithm=algo)
             self.env_steps = int(loaded.meta.get("env_steps", 0))
             logger.info("trial resumed at iteration {}", self.iteration)
 
@@ -64,7 +86,7 @@ class _TrialLoop:
             parts = None
             if status != "nan" and (reason or self.stopper.checkpoint_due(self.iteration)):
                 try:
-                    parts = snapshot_algorithm(self.algo)
+                    parts = self._snapshot()
                 except TrainingHealthError as exc:
                     status, reason = "nan", str(exc)
             if self.metric not in metrics:
@@ -73,6 +95,12 @@ class _TrialLoop:
             self._report({**metrics, TRIAL_STATUS: status, STOP_REASON: reason}, parts)
             if reason:
                 return
+
+    def _snapshot(self) -> dict[str, Any]:
+        parts = snapshot_algorithm(self.algo)
+        for participant in checkpoint_participants(self.algo):
+            parts |= participant.checkpoint_parts()
+        return parts
 
     def _health(self, metrics: dict[str, float]) -> tuple[str, str]:
         if self.spec.health.stop_on_nan and is_nonfinite_update(metrics):

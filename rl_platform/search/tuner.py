@@ -20,7 +20,13 @@ from ray.tune.search.basic_variant import BasicVariantGenerator
 
 from rl_platform.errors import UserError
 from rl_platform.search.budget import TrialBudget, trial_budget, trial_bundles
-from rl_platform.search.folder import BEST_FILE, LOG_FILE, new_search_dir, saved_spec
+from rl_platform.search.folder import (
+    BEST_FILE,
+    LOG_FILE,
+    new_search_dir,
+    saved_spec,
+    trial_folder,
+)
 from rl_platform.search.results import FINISHED, TrialRow, trial_row, write_outputs
 from rl_platform.search.space import to_tune_space
 from rl_platform.search.spec import SearchSpec
@@ -140,16 +146,19 @@ def _scheduler(search: SearchSpec, budget: TrialBudget) -> Any:
     )
 
 
-def _trainable(spec: ExperimentSpec) -> Any:
+def _trainable(spec: ExperimentSpec, search_dir: Path) -> Any:
     assert spec.search is not None
     trainable = tune.with_parameters(
-        search_trainable, base_spec=spec.dump(), metric=spec.search.scheduler.metric
+        search_trainable,
+        base_spec=spec.dump(),
+        metric=spec.search.scheduler.metric,
+        search_dir=str(search_dir),
     )
     return tune.with_resources(trainable, tune.PlacementGroupFactory(trial_bundles(spec)))
 
 
 def trial_dirname(trial: Any) -> str:
-    return f"trial_{trial.trial_id}"
+    return trial_folder("", trial.trial_id).name
 
 
 def _fit(
@@ -208,7 +217,7 @@ def run_search(
     search_dir = new_search_dir(out_dir, spec)
     _ensure_ray(num_cpus)
     tuner = tune.Tuner(
-        _trainable(spec),
+        _trainable(spec, search_dir),
         param_space=to_tune_space(search.params),
         tune_config=tune.TuneConfig(
             metric=search.scheduler.metric,
@@ -246,5 +255,5 @@ def resume_search(
     if not tune.Tuner.can_restore(str(folder)):
         raise UserError(f"--resume {search_dir}: Tune has no experiment state there to resume")
     _ensure_ray(num_cpus)
-    tuner = tune.Tuner.restore(str(folder), trainable=_trainable(spec), resume_errored=True)
+    tuner = tune.Tuner.restore(str(folder), trainable=_trainable(spec, folder), resume_errored=True)
     return _fit(tuner, folder, spec, budget, observer)

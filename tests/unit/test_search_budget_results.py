@@ -87,6 +87,40 @@ def test_model_params_are_checked_against_the_specs_model_type():
     assert "model.hidden" not in str(info.value)  # a field of this spec's (MLP) model
 
 
+def test_league_and_bc_params_need_the_specs_own_block():
+    spec = validate_spec_data(
+        {
+            "name": "demo",
+            "env": {"id": "CartPole-v1"},
+            "stop": {"env_steps": 9000},
+            "search": {
+                "params": {
+                    "bc.coef": {"uniform": [0.1, 1.0]},
+                    "league.opponent_mix.based": {"uniform": [0.1, 0.5]},
+                }
+            },
+        }
+    )  # both are fields of the schema, so the block alone validates
+    with pytest.raises(SpecError) as info:
+        trial_budget(spec)
+    text = str(info.value)
+    assert "search.params.bc.coef: the spec has no `bc:` block" in text
+    assert "search.params.league.opponent_mix.based: the spec has no `league:` block" in text
+
+
+def test_a_league_spec_can_be_searched():
+    spec = validate_spec_data(
+        {
+            "name": "duel",
+            "env": {"id": "rlp/Duel-v0"},
+            "league": {"opponent_mix": {"self_play": 0.5, "based": 0.5}, "scripted": ["based"]},
+            "stop": {"env_steps": 9000},
+            "search": {"params": {"league.opponent_mix.based": {"uniform": [0.1, 0.9]}}},
+        }
+    )
+    assert trial_budget(spec).max_t == 9000
+
+
 def test_a_spec_without_search_block_is_a_user_error():
     spec = validate_spec_data({"name": "demo", "env": {"id": "CartPole-v1"}})
     with pytest.raises(UserError, match="no `search:` block"):

@@ -78,6 +78,51 @@ def test_field_name_and_alias_paths_are_canonicalised():
     assert list(spec.search.params) == ["training.lambda", "env.kwargs.sutton_barto_reward"]
 
 
+def test_league_weights_and_bc_fields_are_searchable():
+    spec = _spec(
+        {
+            "league.opponent_mix.based": {"uniform": [0.1, 0.5]},
+            "league.matchmaking": {"choice": ["pfsp", "uniform"]},
+            "bc.coef": {"loguniform": [0.01, 1.0]},
+            "bc.schedule.until_env_steps": {"choice": [1000, 2000]},
+        }
+    )
+    assert list(spec.search.params) == [
+        "league.opponent_mix.based",
+        "league.matchmaking",
+        "bc.coef",
+        "bc.schedule.until_env_steps",
+    ]
+    assert "did you mean 'bc.coef'?" in _problems({"bc.cof": {"uniform": [0.1, 1.0]}})
+
+
+def test_optuna_gets_the_same_bounds_as_tune():
+    """`searcher: optuna` hands our Tune space to OptunaSearch, which converts it itself."""
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+    from ray.tune.search.optuna import OptunaSearch
+
+    spec = _spec(
+        {
+            "training.gamma": {"uniform": [0.9, 0.99]},
+            "training.lr": {"loguniform": [1e-4, 1e-2]},
+            "training.entropy_coeff": {"quniform": [0.0, 0.02, 0.005]},
+            "training.num_epochs": {"randint": [2, 11]},
+            "training.minibatch_size": {"choice": [64, 128]},
+            "league.opponent_mix.based": {"uniform": [0.1, 0.5]},
+        },
+        searcher="optuna",
+    )
+    optuna_space = OptunaSearch.convert_search_space(to_tune_space(spec.search.params))
+    assert optuna_space == {
+        "training.gamma": FloatDistribution(0.9, 0.99),
+        "training.lr": FloatDistribution(1e-4, 1e-2, log=True),
+        "training.entropy_coeff": FloatDistribution(0.0, 0.02, step=0.005),
+        "training.num_epochs": IntDistribution(2, 10),  # randint's high is excluded in both
+        "training.minibatch_size": CategoricalDistribution([64, 128]),
+        "league.opponent_mix.based": FloatDistribution(0.1, 0.5),
+    }
+
+
 @pytest.mark.parametrize(
     ("path", "expected"),
     [
