@@ -21,6 +21,11 @@ from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.training import BCTraining, DQNTraining, PPOTraining, SACTraining
 
 MAIN_MODULE_ID = "main"
+STATEFUL_MODEL_TYPES = ("lstm", "transformer_lstm")
+# PettingZoo AEC games: one agent acts per env step. Every such game in the catalog
+# (rl_platform/envs/catalog.py) is a two-player game.
+TURN_BASED_PREFIX = "pettingzoo/"
+TURN_BASED_PLAYERS = 2
 ConfigExtension = Callable[[AlgorithmConfig, ExperimentSpec], AlgorithmConfig]
 
 
@@ -153,6 +158,23 @@ def _module_spec(spec: ExperimentSpec) -> RLModuleSpec:
     )
 
 
+def _keep_states_across_cuts(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
+    """Stateful modules on cut multi-agent episodes (ray-project/ray#60205, see
+    rl_platform/connectors/state_lookback.py): a lookback long enough for turn-taking agents,
+    and a learner piece for chunks that still start without a previous state."""
+    from rl_platform.connectors.state_lookback import FillStateLookback, lookback_horizon_for_turns
+
+    if spec.env.id.startswith(TURN_BASED_PREFIX):
+        horizon = lookback_horizon_for_turns(TURN_BASED_PLAYERS)
+        config = config.env_runners(
+            episode_lookback_horizon=max(config.episode_lookback_horizon, horizon)
+        )
+    # The class is the `(obs_space, action_space) -> ConnectorV2` callable RLlib expects; RLlib
+    # puts it before its default pieces, i.e. before AddStatesFromEpisodesToBatch reads the
+    # lookback.
+    return config.training(learner_connector=FillStateLookback)
+
+
 def _apply_modules(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
     module_spec = _module_spec(spec)
     if spec.model.type == "transformer_lstm":
@@ -163,10 +185,8 @@ def _apply_modules(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmCo
         )
     if not is_multi_agent(spec.env.id):
         return config.rl_module(rl_module_spec=module_spec)
-    if spec.env.id.startswith("pettingzoo/"):
-        # Turn-based games with stateful modules crash RLlib 2.60 on cut episodes
-        # (ray-project/ray#60205); whole episodes avoid the cut.
-        config = config.env_runners(batch_mode="complete_episodes")
+    if spec.model.type in STATEFUL_MODEL_TYPES:
+        config = _keep_states_across_cuts(config, spec)
     # Without a league, every agent shares one learning module (naive self-play).
     config = config.multi_agent(
         policies={MAIN_MODULE_ID},

@@ -54,7 +54,6 @@ from rl_platform.spec import ExperimentSpec
 
 LEAGUE_DIR = "league"
 CHECKPOINT_PART = "league"
-TURN_BASED_PREFIX = "pettingzoo/"  # AEC games: one agent acts per env step
 
 
 @dataclass(frozen=True)
@@ -100,11 +99,6 @@ def league_extension(
         policy_mapping_fn=routing.league_mapping_fn,
         policies_to_train=learners,
     ).rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-    if spec.env.id.startswith(TURN_BASED_PREFIX):
-        # RLlib 2.60 crashes on cut episode chunks of sequentially acting agents with stateful
-        # modules (AddStatesFromEpisodesToBatch reads a STATE_OUT lookback that `cut()` did not
-        # keep; ray-project/ray PR #64081). Board games are short: sample whole games instead.
-        config = config.env_runners(batch_mode="complete_episodes")
     # A bound subclass carries the settings: RLlib instantiates callbacks without arguments.
     bound = type("BoundLeagueCallback", (LeagueCallback,), {"settings": settings})
     existing = config.callbacks_class
