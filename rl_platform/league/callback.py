@@ -298,7 +298,9 @@ def _record_games(league: League, games: Mapping[str, Any]) -> dict[str, Counter
             per_outcome = +per_outcome  # drop zero counts
             for outcome in _interleaved(per_outcome):
                 league.record_game(learner_id=learner_id, opponent_id=member_id, outcome=outcome)
-            if learner_id == MAIN_ID:
+            # RLlib keeps reporting a key once logged (NaN when idle): a member main played
+            # long ago would get metrics forever, so the metric count would grow with the pool.
+            if learner_id == MAIN_ID and per_outcome:
                 counts[member_id] = per_outcome
     return counts
 
