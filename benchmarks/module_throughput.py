@@ -2,8 +2,10 @@
 
 Pure torch (no Ray import). Both networks have the same shape: strategy transformer over the
 last H opponent frames of every (batch, time) step, attention pooling / cross-attention,
-LSTM over time, actor and critic heads. The reference uses stock `nn.TransformerEncoder`,
-`nn.MultiheadAttention` and `nn.LSTM` in fp32 eager mode.
+concat -> d_model projection, LSTM over time, actor and critic heads. The reference uses stock
+`nn.TransformerEncoder`, `nn.MultiheadAttention` and `nn.LSTM` in fp32 eager mode. Stock
+attention has no grouped key/value heads, so the reference's K/V projections are full-width
+(more parameters, same attention shapes); the rows compare time, not parameter counts.
 
     uv run python benchmarks/module_throughput.py --device cpu --batch 8 --iters 3 --threads 1
     uv run python benchmarks/module_throughput.py --device cuda          # fp32 and bf16
@@ -23,9 +25,10 @@ from rl_platform.modules.config import TransformerLSTMModelConfig
 from rl_platform.modules.nets import count_parameters
 from rl_platform.modules.transformer_lstm_net import TransformerLSTMNet
 
+# The duel's sizes: 64-wide observation split into own [0, 32] and opponent [32, 64].
 OBS_DIM = 32
 FRAME_DIM = 32
-ACTIONS = 3
+ACTIONS = 10
 
 
 class ReferenceNet(nn.Module):
@@ -46,7 +49,8 @@ class ReferenceNet(nn.Module):
         hidden = config.obs_encoder[0]
         self.obs_mlp = nn.Sequential(nn.Linear(OBS_DIM, hidden), nn.ReLU(), nn.Linear(hidden, d))
         self.cross = nn.MultiheadAttention(d, config.heads, batch_first=True)
-        self.lstm = nn.LSTM(2 * d, config.lstm_cell_size, batch_first=True)
+        self.merge = nn.Linear(2 * d, d)
+        self.lstm = nn.LSTM(d, config.lstm_cell_size, batch_first=True)
         self.actor = _head(config.lstm_cell_size, config.actor, ACTIONS)
         self.critic = _head(config.lstm_cell_size, config.critic, 1)
 
@@ -60,7 +64,8 @@ class ReferenceNet(nn.Module):
         latent, _ = self.pool(query, tokens, tokens, key_padding_mask=pad, need_weights=False)
         f = self.obs_mlp(obs.reshape(b * t, 1, -1))
         f = f + self.cross(f, tokens, tokens, key_padding_mask=pad, need_weights=False)[0]
-        out, _ = self.lstm(torch.cat([f, latent], -1).view(b, t, -1))
+        merged = self.merge(torch.cat([f.squeeze(1), latent.squeeze(1)], -1))
+        out, _ = self.lstm(merged.view(b, t, -1))
         return self.actor(out), self.critic(out).squeeze(-1)
 
 

@@ -7,6 +7,7 @@ raise `SpecError` so the CLI shows them without a traceback.
 """
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Self
 
@@ -68,9 +69,11 @@ class TransformerLSTMModelConfig:
     """Keys of the `transformer_lstm` model (defaults as in the issue).
 
     `obs_split` is read by the opponent-history connector, not by the network; `ffn_mult` is
-    the transformer feed-forward width as a multiple of `d_model` (1 keeps the default model
-    near the issue's ~4M-parameter budget, see docs/modules.md); `obs_encoder` is the MLP that
-    maps the agent's own observation to `d_model`.
+    the transformer feed-forward width as a multiple of `d_model`; `kv_heads` is the number of
+    key/value heads shared by the `heads` query heads (grouped-query attention; None = 2, or 1
+    for an odd `heads`), which with the d_model-wide LSTM input keeps the default model at the
+    issue's ~4M parameters (docs/modules.md);
+    `obs_encoder` is the MLP that maps the agent's own observation to `d_model`.
     """
 
     history: int = 90
@@ -82,6 +85,7 @@ class TransformerLSTMModelConfig:
     critic: tuple[int, ...] = (96, 96)
     obs_encoder: tuple[int, ...] = (256,)
     ffn_mult: int = 1
+    kv_heads: int | None = None
     precision: Literal["fp32", "bf16"] = "fp32"
     max_seq_len: int = 32
     activation: str = "relu"
@@ -98,7 +102,19 @@ class TransformerLSTMModelConfig:
             raise SpecError(
                 [f"model.d_model ({config.d_model}) must be divisible by heads ({config.heads})"]
             )
+        kv_heads = config.kv_heads
+        if kv_heads is not None and (
+            _problems_for_int("kv_heads", kv_heads) or config.heads % kv_heads
+        ):
+            raise SpecError(
+                [f"model.kv_heads: expected a divisor of heads ({config.heads}), got {kv_heads!r}"]
+            )
         return config, unknown
+
+    @property
+    def key_value_heads(self) -> int:
+        """`kv_heads`, or its default: 2 key/value heads (1 for an odd `heads`)."""
+        return self.kv_heads if self.kv_heads is not None else math.gcd(self.heads, 2)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in _public_items(self)}

@@ -49,20 +49,30 @@ def _attention_mask(valid: torch.Tensor | None) -> torch.Tensor | None:
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention via SDPA; self-attention when `context` is None."""
+    """Grouped-query attention via SDPA; self-attention when `context` is None.
 
-    def __init__(self, d_model: int, heads: int) -> None:
+    `heads` query heads share `kv_heads` key/value heads (Ainslie et al. 2023, "GQA"), which
+    cuts the K/V projection to `2 * kv_heads / heads` of its multi-head size; `kv_heads ==
+    heads` is plain multi-head attention. SDPA broadcasts the groups (`enable_gqa`), so the
+    fused kernels still apply.
+    """
+
+    def __init__(self, d_model: int, heads: int, *, kv_heads: int | None = None) -> None:
         super().__init__()
+        kv_heads = heads if kv_heads is None else kv_heads
         if d_model % heads:
             raise ValueError(f"d_model {d_model} not divisible by heads {heads}")
-        self.heads = heads
+        if heads % kv_heads:
+            raise ValueError(f"heads {heads} not divisible by kv_heads {kv_heads}")
+        self.heads, self.kv_heads = heads, kv_heads
+        self.head_dim = d_model // heads
         self.q = nn.Linear(d_model, d_model)
-        self.kv = nn.Linear(d_model, 2 * d_model)
+        self.kv = nn.Linear(d_model, 2 * kv_heads * self.head_dim)
         self.out = nn.Linear(d_model, d_model)
 
-    def _split(self, x: torch.Tensor) -> torch.Tensor:
-        n, length, d = x.shape
-        return x.view(n, length, self.heads, d // self.heads).transpose(1, 2)
+    def _split(self, x: torch.Tensor, heads: int) -> torch.Tensor:
+        n, length, _ = x.shape
+        return x.view(n, length, heads, self.head_dim).transpose(1, 2)
 
     def forward(
         self,
@@ -72,8 +82,11 @@ class MultiHeadAttention(nn.Module):
     ) -> torch.Tensor:
         context = x if context is None else context
         k, v = self.kv(context).chunk(2, dim=-1)
-        q, k, v = self._split(self.q(x)), self._split(k), self._split(v)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=_attention_mask(valid))
+        q = self._split(self.q(x), self.heads)
+        k, v = self._split(k, self.kv_heads), self._split(v, self.kv_heads)
+        out = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=_attention_mask(valid), enable_gqa=self.kv_heads != self.heads
+        )
         n, _, length, _ = out.shape
         return self.out(out.transpose(1, 2).reshape(n, length, -1))
 
@@ -81,10 +94,12 @@ class MultiHeadAttention(nn.Module):
 class TransformerBlock(nn.Module):
     """Pre-norm block: x + MHA(LN(x)); x + FFN(LN(x))."""
 
-    def __init__(self, d_model: int, heads: int, *, ffn_mult: int = 1) -> None:
+    def __init__(
+        self, d_model: int, heads: int, *, ffn_mult: int = 1, kv_heads: int | None = None
+    ) -> None:
         super().__init__()
         self.norm1 = nn.LayerNorm(d_model)
-        self.attn = MultiHeadAttention(d_model, heads)
+        self.attn = MultiHeadAttention(d_model, heads, kv_heads=kv_heads)
         self.norm2 = nn.LayerNorm(d_model)
         self.ffn = nn.Sequential(
             nn.Linear(d_model, ffn_mult * d_model),
@@ -100,10 +115,10 @@ class TransformerBlock(nn.Module):
 class AttentionPooling(nn.Module):
     """A learned query attends over the tokens: [N, L, d] -> [N, d] (Lee et al. 2019, PMA)."""
 
-    def __init__(self, d_model: int, heads: int) -> None:
+    def __init__(self, d_model: int, heads: int, *, kv_heads: int | None = None) -> None:
         super().__init__()
         self.query = nn.Parameter(torch.randn(1, 1, d_model) * d_model**-0.5)
-        self.attn = MultiHeadAttention(d_model, heads)
+        self.attn = MultiHeadAttention(d_model, heads, kv_heads=kv_heads)
 
     def forward(self, tokens: torch.Tensor, valid: torch.Tensor | None) -> torch.Tensor:
         query = self.query.expand(tokens.shape[0], -1, -1).to(tokens.dtype)
@@ -125,15 +140,17 @@ class StrategyEncoder(nn.Module):
         layers: int,
         heads: int,
         ffn_mult: int = 1,
+        kv_heads: int | None = None,
     ) -> None:
         super().__init__()
         self.embed = nn.Linear(frame_dim, d_model)
         self.position = nn.Parameter(torch.randn(1, history, d_model) * 0.02)
         self.blocks = nn.ModuleList(
-            TransformerBlock(d_model, heads, ffn_mult=ffn_mult) for _ in range(layers)
+            TransformerBlock(d_model, heads, ffn_mult=ffn_mult, kv_heads=kv_heads)
+            for _ in range(layers)
         )
         self.norm = nn.LayerNorm(d_model)
-        self.pool = AttentionPooling(d_model, heads)
+        self.pool = AttentionPooling(d_model, heads, kv_heads=kv_heads)
 
     def forward(
         self, frames: torch.Tensor, valid: torch.Tensor | None
@@ -149,7 +166,9 @@ class ConditionedExtractor(nn.Module):
     """Own-observation features cross-attend to the strategy tokens.
 
     obs [N, obs_dim] -> MLP -> f [N, d]; f' = f + CrossAttn(LN(f), tokens);
-    output = concat[f', strategy latent] with width 2 * d.
+    output = Linear(concat[f', strategy latent]) with width d. The projection is a low-rank
+    factor of the LSTM's input weights: a 2d-wide LSTM input costs 4 * cell * 2d weights
+    (1.05M at d 256, cell 512), the d-wide one half of that plus 2d * d for the projection.
     """
 
     def __init__(
@@ -160,13 +179,15 @@ class ConditionedExtractor(nn.Module):
         heads: int,
         hidden: tuple[int, ...] = (256,),
         activation: str = "relu",
+        kv_heads: int | None = None,
     ) -> None:
         super().__init__()
         self.mlp = MLP(obs_dim, hidden, activation=activation)
         self.proj = nn.Linear(self.mlp.out_dim, d_model)
         self.norm = nn.LayerNorm(d_model)
-        self.cross = MultiHeadAttention(d_model, heads)
-        self.out_dim = 2 * d_model
+        self.cross = MultiHeadAttention(d_model, heads, kv_heads=kv_heads)
+        self.merge = nn.Linear(2 * d_model, d_model)
+        self.out_dim = d_model
 
     def forward(
         self,
@@ -177,4 +198,4 @@ class ConditionedExtractor(nn.Module):
     ) -> torch.Tensor:
         f = self.proj(self.mlp(obs)).unsqueeze(1)
         f = f + self.cross(self.norm(f), context=tokens, valid=valid)
-        return torch.cat([f.squeeze(1), latent], dim=-1)
+        return self.merge(torch.cat([f.squeeze(1), latent], dim=-1))

@@ -2,7 +2,8 @@
 
 Per time step: opponent history [H, D] -> StrategyEncoder -> strategy latent + tokens; own
 observation -> MLP -> cross-attends to the tokens (ConditionedExtractor); concat
-[obs features, strategy latent] (2 * d_model) -> LSTM -> actor / critic heads.
+[obs features, strategy latent] (2 * d_model) -> Linear -> d_model -> LSTM -> actor / critic
+heads.
 
 Input dict (the connector's observation, see rl_platform/connectors/opponent_history.py):
     "obs":              [B, T, obs_dim]  the agent's own features
@@ -54,6 +55,7 @@ class TransformerLSTMNet(nn.Module):
             layers=config.layers,
             heads=config.heads,
             ffn_mult=config.ffn_mult,
+            kv_heads=config.key_value_heads,
         )
         self.extractor = ConditionedExtractor(
             obs_dim=obs_dim,
@@ -61,6 +63,7 @@ class TransformerLSTMNet(nn.Module):
             heads=config.heads,
             hidden=config.obs_encoder,
             activation=config.activation,
+            kv_heads=config.key_value_heads,
         )
         self.lstm = LSTMCore(self.extractor.out_dim, config.lstm_cell_size)
         cell, act = config.lstm_cell_size, config.activation
@@ -84,7 +87,7 @@ class TransformerLSTMNet(nn.Module):
     def step_features(
         self, obs: torch.Tensor, frames: torch.Tensor, mask: torch.Tensor
     ) -> torch.Tensor:
-        """Per-step extractor on flat windows: [N, obs_dim], [N, H, D], [N, H] -> [N, 2d]."""
+        """Per-step extractor on flat windows: [N, obs_dim], [N, H, D], [N, H] -> [N, d]."""
         if frames.shape[1] != self.history:
             raise ValueError(
                 f"opponent history has {frames.shape[1]} frames, the model expects "

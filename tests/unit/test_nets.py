@@ -152,3 +152,13 @@ def test_config_errors_are_spec_errors() -> None:
         TransformerLSTMModelConfig.from_model_config({"d_model": 30, "heads": 8})
     with pytest.raises(SpecError, match="precision"):
         TransformerLSTMModelConfig.from_model_config({"precision": "fp16"})
+    with pytest.raises(SpecError, match="kv_heads"):
+        TransformerLSTMModelConfig.from_model_config({"heads": 8, "kv_heads": 3})
+
+
+def test_key_value_heads_default_divides_heads() -> None:
+    for heads, expected in ((8, 2), (2, 2), (1, 1), (3, 1)):
+        config, _ = TransformerLSTMModelConfig.from_model_config({"heads": heads, "d_model": 24})
+        assert config.key_value_heads == expected
+    config, _ = TransformerLSTMModelConfig.from_model_config({"heads": 8, "kv_heads": 8})
+    assert config.key_value_heads == 8
