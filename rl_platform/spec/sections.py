@@ -85,6 +85,9 @@ class TransformerLSTMModelSpec(_ModuleModelSpec):
     """Pre-norm transformer layers of the strategy encoder."""
     heads: PositiveInt = 8
     """Attention heads (must divide d_model)."""
+    kv_heads: PositiveInt | None = None
+    """Key/value heads shared by the query heads (grouped-query attention; must divide
+    `heads`). Unset: 2 (1 for an odd `heads`); equal to `heads`: plain multi-head attention."""
     d_model: PositiveInt = 256
     """Transformer width and strategy-latent size."""
     lstm_cell_size: PositiveInt = 512
@@ -110,6 +113,10 @@ class TransformerLSTMModelSpec(_ModuleModelSpec):
     def _heads_divide_width(self) -> "TransformerLSTMModelSpec":
         if self.d_model % self.heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by heads ({self.heads})")
+        if self.kv_heads is not None and self.heads % self.kv_heads:
+            raise ValueError(
+                f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})"
+            )
         return self
 
 

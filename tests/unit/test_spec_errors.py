@@ -35,6 +35,12 @@ BAD_SPECS = {
     "empty_stop": ("name: demo\nenv: {id: CartPole-v1}\nstop: {}\n", ["stop", "at least one"]),
     "bad_wandb": (OK + "logging: {wandb: maybe}\n", ["logging.wandb", "maybe"]),
     "unresolved_var": (OK + "seed: ${vars.nope}\n", ["seed", "interpolation"]),
+    "kv_heads_not_dividing": (
+        "name: demo\nenv: {id: rlp/Duel-v0}\nstop: {iterations: 1}\n"
+        "model: {type: transformer_lstm, obs_split: {self: [0, 32], opponent: [32, 64]}, "
+        "kv_heads: 3}\n",
+        ["model", "heads (8) must be a multiple of kv_heads (3)"],
+    ),
     "empty_file": ("", ["empty"]),
     "not_yaml": ("name: [unclosed\n", ["not valid YAML", "line"]),
     "not_mapping": ("- a\n- b\n", ["mapping"]),
