@@ -104,7 +104,10 @@ def main() -> None:
     out = args.out or Path(tempfile.mkdtemp(prefix="asha_vs_full-"))
     asha = _arm(spec, "asha", points, out, args.num_cpus)
     full = _arm(spec, "fifo", points, out, args.num_cpus)
-    summary = _report(points, asha, full, trial_budget(spec).max_t)
+    budget = trial_budget(spec)
+    summary = _report(points, asha, full, budget.max_t)
+    summary |= {"grace_period": budget.grace_period, "reduction_factor": budget.reduction_factor}
+    summary |= {"max_concurrent": spec.search.max_concurrent}
     summary |= {"quick": args.quick, "samples": args.samples, "asha_dir": asha["search_dir"]}
     summary |= {"full_dir": full["search_dir"], "best_params": asha["best_params"]}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
