@@ -38,3 +38,8 @@ def write_spec(tmp_path: Path):
         return path
 
     return _write
+
+
+# The token-auth Ray head and its smoke job, for tests/integration and tests/reliability;
+# imported after the environment defaults above, which they rely on.
+from tests.token_head import ray_head, smoke_job  # noqa: E402, F401 - pytest fixtures

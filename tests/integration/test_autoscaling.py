@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.integration.ray_head_support import START_ATTEMPTS, free_port, kill_scoped
+from tests.ray_head_support import START_ATTEMPTS, free_port, kill_scoped
 
 REPO = Path(__file__).resolve().parents[2]
 AWS_YAML = REPO / "cluster" / "aws-gpu.yaml"

@@ -1,0 +1,174 @@
+"""A real local Ray head with token authentication, shared by the submit and job-security tests.
+
+The head gets its own temp dir and ports and is stopped by killing only its own process tree
+(never `ray stop`, which would take down every Ray on the machine, other sessions' included).
+It is session-scoped: starting one costs ~40 s on 2 cores, and the integration (`rlp submit`
+features) and reliability (auth, injection, token leaks) tests share it and its smoke job.
+"""
+
+import contextlib
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rl_platform.jobs.client import make_client
+from tests.ray_head_support import START_ATTEMPTS, free_port, kill_scoped
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+SPEC = "experiments/cartpole_ppo.yaml"
+
+
+@dataclass(frozen=True)
+class Head:
+    url: str
+    token: str
+    home: Path
+
+    def client_env(self, token: str | None = None) -> dict[str, str]:
+        """Environment for a client process: its own HOME, the token only via the env var."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "RAY_AUTH"))}
+        env.update(HOME=str(self.home), RAY_AUTH_TOKEN=token or self.token)
+        return env
+
+
+@dataclass(frozen=True)
+class SmokeJob:
+    job_id: str
+    out: Path
+    result: subprocess.CompletedProcess[str]
+
+
+def http_status(url: str, token: str | None) -> int:
+    """Status of a GET with `token` as bearer (no header when None)."""
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+@contextlib.contextmanager
+def client_env(head: Head, token: str | None = None) -> Iterator[None]:
+    """Run in-process client code with the head's client environment."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(head.client_env(token))
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def wait_terminal(head: Head, job_id: str, timeout_s: float) -> str:
+    with client_env(head):
+        client = make_client(head.url)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            status = client.get_job_status(job_id)
+            if status.is_terminal():
+                return status.value
+            time.sleep(1)
+    pytest.fail(f"job {job_id} did not finish within {timeout_s} s")
+
+
+def rlp_submit(head: Head, *args: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """The real `rlp submit` console script against `head`, as a user would run it."""
+    return subprocess.run(
+        [str(BIN / "rlp"), "submit", *args, "--address", head.url],
+        cwd=REPO,
+        env=head.client_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
+
+
+def _ready(proc: subprocess.Popen, head: Head, log: Path, *, attempt: int) -> bool:
+    """True once the job API answers and runs a no-op job (its agent registers after the API
+    comes up); False if `ray start` died or hung and another attempt is left."""
+    deadline = time.monotonic() + 240
+    last_error: Exception | None = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with client_env(head):
+                client = make_client(head.url)
+                job_id = client.submit_job(entrypoint="true")
+                while not client.get_job_status(job_id).is_terminal():
+                    time.sleep(0.5)
+            return True
+        except Exception as exc:  # warm-up: not listening yet, "No available agent", resets
+            last_error = exc
+            time.sleep(1)
+    if attempt < START_ATTEMPTS:  # died or hung: start afresh on new ports
+        return False
+    tail = log.read_text(errors="replace")[-3000:]
+    pytest.fail(f"local Ray head did not come up ({last_error!r}):\n{tail}")
+
+
+def _launch(temp_dir: str, token: str) -> tuple[subprocess.Popen, str]:
+    """Start `ray start --head --block` on fresh ports; return it and its dashboard URL."""
+    dashboard_port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "RAY_AUTH"))}
+    env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token, RAY_USAGE_STATS_ENABLED="0")
+    # The raylet waits this long for its dashboard agent to report a port; the agent is a heavy
+    # Python import that misses the default on a busy 2-core machine.
+    env["RAY_raylet_start_wait_time_s"] = "120"
+    # fmt: off
+    cmd = [
+        str(BIN / "ray"), "start", "--head", "--block", f"--temp-dir={temp_dir}",
+        f"--port={free_port()}", "--num-cpus=2", "--object-store-memory=300000000",
+        "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard_port}",
+        f"--ray-client-server-port={free_port()}",
+        f"--dashboard-agent-listen-port={free_port()}",
+        f"--dashboard-agent-grpc-port={free_port()}",
+        f"--runtime-env-agent-port={free_port()}",
+        f"--metrics-export-port={free_port()}",
+        "--disable-usage-stats",
+    ]
+    # fmt: on
+    with (Path(temp_dir) / "ray-start.log").open("w") as log:
+        proc = subprocess.Popen(
+            cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    return proc, f"http://127.0.0.1:{dashboard_port}"
+
+
+@pytest.fixture(scope="session")
+def ray_head() -> Iterator[Head]:
+    token = secrets.token_hex(32)
+    for attempt in range(1, START_ATTEMPTS + 1):
+        temp_dir = tempfile.mkdtemp(prefix="rlp-sub-", dir="/tmp")  # short: unix socket paths
+        home = Path(temp_dir) / "home"
+        home.mkdir()
+        proc, url = _launch(temp_dir, token)
+        head = Head(url=url, token=token, home=home)
+        try:
+            if _ready(proc, head, Path(temp_dir) / "ray-start.log", attempt=attempt):
+                yield head
+                return
+        finally:
+            kill_scoped(proc, temp_dir)
+            shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def smoke_job(ray_head: Head, tmp_path_factory: pytest.TempPathFactory) -> SmokeJob:
+    """`rlp submit` of the smoke profile, run once for the tests that inspect it."""
+    out = tmp_path_factory.mktemp("smoke") / "runs"
+    result = rlp_submit(ray_head, SPEC, "--profile", "smoke", "--out", str(out), timeout_s=480)
+    job_id = result.stdout.splitlines()[0].strip() if result.stdout else ""
+    return SmokeJob(job_id=job_id, out=out, result=result)
