@@ -4,6 +4,8 @@ import contextlib
 import os
 import socket
 import subprocess
+import sys
+from pathlib import Path
 
 import ray  # noqa: F401 - puts Ray's bundled psutil on sys.path (not a direct dependency)
 
@@ -39,3 +41,23 @@ def kill_scoped(root: subprocess.Popen, marker: str) -> None:
         psutil.wait_procs(list(procs.values()), timeout=10)
     with contextlib.suppress(subprocess.TimeoutExpired):
         root.wait(timeout=5)
+
+
+def start_head(flags: list[str], *, temp_dir: str, env: dict[str, str]) -> subprocess.Popen:
+    """`ray start --head --block` in its own temp dir and process session, with `flags` and
+    fresh ports for every side service (so parallel sessions never collide); its output goes to
+    `<temp_dir>/ray-start.log`."""
+    cmd = [
+        str(Path(sys.executable).parent / "ray"),
+        *("start", "--head", "--block", f"--temp-dir={temp_dir}", *flags),
+        f"--ray-client-server-port={free_port()}",
+        f"--dashboard-agent-listen-port={free_port()}",
+        f"--dashboard-agent-grpc-port={free_port()}",
+        f"--runtime-env-agent-port={free_port()}",
+        f"--metrics-export-port={free_port()}",
+        "--disable-usage-stats",
+    ]
+    with (Path(temp_dir) / "ray-start.log").open("w") as log:
+        return subprocess.Popen(
+            cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )

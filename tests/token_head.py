@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from rl_platform.jobs.client import make_client
-from tests.ray_head_support import START_ATTEMPTS, free_port, kill_scoped
+from tests.ray_head_support import START_ATTEMPTS, free_port, kill_scoped, start_head
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -127,23 +127,14 @@ def _launch(temp_dir: str, token: str) -> tuple[subprocess.Popen, str]:
     # The raylet waits this long for its dashboard agent to report a port; the agent is a heavy
     # Python import that misses the default on a busy 2-core machine.
     env["RAY_raylet_start_wait_time_s"] = "120"
-    # fmt: off
-    cmd = [
-        str(BIN / "ray"), "start", "--head", "--block", f"--temp-dir={temp_dir}",
-        f"--port={free_port()}", "--num-cpus=2", "--object-store-memory=300000000",
-        "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard_port}",
-        f"--ray-client-server-port={free_port()}",
-        f"--dashboard-agent-listen-port={free_port()}",
-        f"--dashboard-agent-grpc-port={free_port()}",
-        f"--runtime-env-agent-port={free_port()}",
-        f"--metrics-export-port={free_port()}",
-        "--disable-usage-stats",
+    flags = [
+        f"--port={free_port()}",
+        "--num-cpus=2",
+        "--object-store-memory=300000000",
+        "--dashboard-host=127.0.0.1",
+        f"--dashboard-port={dashboard_port}",
     ]
-    # fmt: on
-    with (Path(temp_dir) / "ray-start.log").open("w") as log:
-        proc = subprocess.Popen(
-            cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+    proc = start_head(flags, temp_dir=temp_dir, env=env)
     return proc, f"http://127.0.0.1:{dashboard_port}"
 
 

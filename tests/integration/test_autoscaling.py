@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.ray_head_support import START_ATTEMPTS, free_port, kill_scoped
+from tests.ray_head_support import START_ATTEMPTS, free_port, kill_scoped, start_head
 
 REPO = Path(__file__).resolve().parents[2]
 AWS_YAML = REPO / "cluster" / "aws-gpu.yaml"
@@ -118,24 +118,14 @@ def _launch(cluster_yaml: Path, temp_dir: str, env: dict[str, str]) -> tuple[sub
     )
     config_path = Path(temp_dir) / "autoscaling.json"
     config_path.write_text(json.dumps(config))
-    # fmt: off
-    cmd = [
-        str(Path(sys.executable).parent / "ray"), "start", "--head", "--block",
-        f"--autoscaling-config={config_path}", f"--temp-dir={temp_dir}",
-        f"--port={gcs_address.rsplit(':', 1)[1]}", f"--num-cpus={head_cpus}",
-        f"--object-store-memory={OBJECT_STORE_BYTES}", "--include-dashboard=false",
-        f"--ray-client-server-port={free_port()}",
-        f"--dashboard-agent-listen-port={free_port()}",
-        f"--dashboard-agent-grpc-port={free_port()}",
-        f"--runtime-env-agent-port={free_port()}",
-        f"--metrics-export-port={free_port()}",
-        "--disable-usage-stats",
+    flags = [
+        f"--autoscaling-config={config_path}",
+        f"--port={gcs_address.rsplit(':', 1)[1]}",
+        f"--num-cpus={head_cpus}",
+        f"--object-store-memory={OBJECT_STORE_BYTES}",
+        "--include-dashboard=false",
     ]
-    # fmt: on
-    with (Path(temp_dir) / "ray-start.log").open("w") as log:
-        head = subprocess.Popen(
-            cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+    head = start_head(flags, temp_dir=temp_dir, env=env)
     return head, gcs_address
 
 
