@@ -10,14 +10,13 @@ the legal columns under `action_mask` `[B, 7]`.
 column where the opponent would win next, otherwise the legal column closest to the centre.
 """
 
-import difflib
 import itertools
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from rl_platform.errors import UserError
+from rl_platform.utils.lookup import lookup_named
 
 ROWS, COLS = 6, 7
 # Columns by preference: centre first (a centre piece takes part in the most lines).
@@ -97,12 +96,4 @@ CONNECT_FOUR_AGENTS: dict[str, ActFn] = {"one_ply": act_one_ply, "random": act_r
 
 def get_connect_four_agent(name: str) -> ActFn:
     """Look up a scripted connect-four agent; unknown names list close matches."""
-    try:
-        return CONNECT_FOUR_AGENTS[name]
-    except KeyError:
-        close = difflib.get_close_matches(str(name), CONNECT_FOUR_AGENTS, n=3, cutoff=0.5)
-        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        raise UserError(
-            f"unknown scripted connect-four agent {name!r}.{hint} "
-            f"Known: {', '.join(sorted(CONNECT_FOUR_AGENTS))}"
-        ) from None
+    return lookup_named(CONNECT_FOUR_AGENTS, name, what="scripted connect-four agent")

@@ -4,7 +4,6 @@ Every agent is `act(obs[B, 64], rng) -> actions[B]` (int64 egocentric actions), 
 function plays either side and can drive thousands of games per call.
 """
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,6 +14,7 @@ from rl_platform.envs.duel.actions import NUM_ACTIONS, Action
 from rl_platform.envs.duel.observation import HALF_SIZE, Y_SCALE, Obs
 from rl_platform.envs.duel.rules import Mode
 from rl_platform.errors import UserError
+from rl_platform.utils.lookup import lookup_named
 
 ActFn = Callable[[np.ndarray, np.random.Generator], np.ndarray]
 
@@ -170,12 +170,6 @@ SCRIPTED_AGENTS: dict[str, ScriptedAgent] = {
 
 def get_scripted_agent(name: str) -> ScriptedAgent:
     """Look up a scripted agent; unknown names raise with close matches and the full list."""
-    try:
-        return SCRIPTED_AGENTS[name]
-    except KeyError:
-        close = difflib.get_close_matches(str(name), SCRIPTED_AGENTS, n=3, cutoff=0.5)
-        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        raise UnknownScriptedAgentError(
-            f"unknown scripted duel agent {name!r}.{hint} "
-            f"Known: {', '.join(sorted(SCRIPTED_AGENTS))}"
-        ) from None
+    return lookup_named(
+        SCRIPTED_AGENTS, name, what="scripted duel agent", error=UnknownScriptedAgentError
+    )
