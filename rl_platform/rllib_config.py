@@ -17,11 +17,15 @@ from rl_platform.batch_scaling import auto_scale_batch
 from rl_platform.devices import resolve_device
 from rl_platform.envs.catalog import is_multi_agent
 from rl_platform.envs.registry import registered_env_name
+from rl_platform.errors import SpecError
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.training import BCTraining, DQNTraining, PPOTraining, SACTraining
 
 MAIN_MODULE_ID = "main"
 STATEFUL_MODEL_TYPES = ("lstm", "transformer_lstm")
+# Algorithms whose learners read ACTION_DIST_INPUTS and values (ValueFunctionAPI), which is
+# what rl_platform/modules/masked_mlp_module.py provides; DQN and SAC need Q-networks.
+MASKED_MLP_ALGOS = ("PPO", "APPO", "IMPALA", "BC")
 # PettingZoo AEC games: one agent acts per env step. Every such game in the catalog
 # (rl_platform/envs/catalog.py) is a two-player game.
 TURN_BASED_PREFIX = "pettingzoo/"
@@ -135,21 +139,47 @@ def _replay_training(t: DQNTraining | SACTraining) -> dict[str, Any]:
     return kwargs
 
 
+def _masked_mlp_spec(spec: ExperimentSpec) -> RLModuleSpec | None:
+    """Our masking MLP for envs observing RLlib's action-masking Dict, which RLlib's catalog
+    cannot encode ("No default encoder config for obs space=Dict(...)"); None for Box envs,
+    which keep RLlib's stock module (same runs, same checkpoints as before)."""
+    from rl_platform.envs.registry import agent_observation_spaces
+    from rl_platform.modules import mlp_module_class_for
+
+    module_class = mlp_module_class_for(agent_observation_spaces(spec.env))
+    if module_class is None:
+        return None
+    if spec.algo not in MASKED_MLP_ALGOS:
+        raise SpecError(
+            [
+                f"model.type {spec.model.type}: env {spec.env.id!r} masks actions, which our "
+                f"masked MLP supports for {', '.join(MASKED_MLP_ALGOS)}, not {spec.algo}"
+            ],
+            source="model",
+        )
+    return RLModuleSpec(module_class=module_class, model_config=dict(spec.model.settings))
+
+
 def _module_spec(spec: ExperimentSpec) -> RLModuleSpec:
     model = spec.model
     if model.type in ("default", "mlp"):
+        if "atari" in spec.env.wrappers:
+            return RLModuleSpec(
+                model_config=DefaultModelConfig(
+                    conv_filters=[[16, 4, 2], [32, 4, 2], [64, 4, 2], [128, 4, 2]],
+                    conv_activation="relu",
+                    head_fcnet_hiddens=list(model.hidden),
+                    vf_share_layers=True,
+                )
+            )
+        masked = _masked_mlp_spec(spec)
+        if masked is not None:
+            return masked
         model_config = DefaultModelConfig(
             fcnet_hiddens=list(model.hidden),
             fcnet_activation=model.activation,
             vf_share_layers=model.vf_share_layers,
         )
-        if "atari" in spec.env.wrappers:
-            model_config = DefaultModelConfig(
-                conv_filters=[[16, 4, 2], [32, 4, 2], [64, 4, 2], [128, 4, 2]],
-                conv_activation="relu",
-                head_fcnet_hiddens=list(model.hidden),
-                vf_share_layers=True,
-            )
         return RLModuleSpec(model_config=model_config)
     from rl_platform.modules import module_class_for
 

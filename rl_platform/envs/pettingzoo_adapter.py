@@ -5,8 +5,9 @@ PettingZoo's `connect_four_v3` in RLlib's `PettingZooEnv` (only the agent to mov
 observation; both get their final reward when the game ends) and converts observations from
 PettingZoo's `{"observation": int8 [6, 7, 2], "action_mask": int8 [7]}` to RLlib's masking
 convention `{"observations": float32 [84], "action_mask": float32 [7]}` (as in
-ray/rllib/examples/rl_modules/classes/action_masking_rlm.py). RLlib's default PPO module does
-not mask; use a masking module (`model.type: lstm`, rl_platform/modules/lstm_module.py).
+ray/rllib/examples/rl_modules/classes/action_masking_rlm.py). RLlib's default PPO module cannot
+read it; every rl_platform model masks illegal actions (`model.type: mlp` builds
+rl_platform/modules/masked_mlp_module.py for such envs; `lstm`, `transformer_lstm`).
 
 env_config keys: `seed` (offset by worker and vector index so env copies differ) and
 `render_mode` (PettingZoo's: "human", "rgb_array" or "ansi").

@@ -48,6 +48,20 @@ def apply_wrappers(env: Any, wrappers: list[str]) -> Any:
     return env
 
 
+def agent_observation_spaces(env: EnvSpec) -> list[gym.Space]:
+    """Observation space of each agent (one entry for a single-agent env), read from one
+    throwaway instance with the spec's wrappers: the spaces are only known once an env is
+    built, and the spec adapter needs them to pick a model for RLlib's action-masking Dicts."""
+    instance = make_env(env.id, list(env.wrappers), dict(env.kwargs))
+    try:
+        per_agent = getattr(instance, "observation_spaces", None)
+        if isinstance(per_agent, dict) and per_agent:
+            return list(per_agent.values())
+        return [instance.observation_space]
+    finally:
+        instance.close()
+
+
 def registered_env_name(env: EnvSpec) -> str:
     """Register a creator for this env spec with Ray and return its name."""
     name = f"rlp::{env.id}::{'+'.join(env.wrappers) or 'raw'}"

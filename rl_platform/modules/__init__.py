@@ -7,6 +7,11 @@ Public API for the spec adapter:
         (imported lazily). Build with
         `RLModuleSpec(module_class=module_class_for(t), model_config=<model dict minus type>)`.
 
+    mlp_module_class_for(observation_spaces) -> type | None
+        For "mlp"/"default": None (keep RLlib's stock module) when every agent observes a
+        Box; MaskedMLPModule when they observe RLlib's action-masking Dict
+        `{"observations": Box, "action_mask": Box}`; `SpecError` for any other space.
+
     history_connector_for(model_config, *, multi_agent=None, agent_ids=None) -> callable
         For transformer_lstm: returns `(env, spaces, device) -> OpponentHistory`, the signature
         `AlgorithmConfig.env_runners(env_to_module_connector=...)` calls in Ray 2.60
@@ -14,10 +19,11 @@ Public API for the spec adapter:
         `history` (default 90) and `obs_split` (required). `multi_agent=None` auto-detects a
         multi-agent env; `agent_ids` limits the conversion to those agents.
 
-Pure-torch networks (no Ray): nets.py, lstm_net.py, transformer.py, transformer_lstm_net.py.
+Pure-torch networks (no Ray): nets.py, lstm_net.py, masked_mlp_net.py, transformer.py,
+transformer_lstm_net.py.
 """
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from rl_platform.errors import SpecError
@@ -43,6 +49,48 @@ def module_class_for(model_type: str) -> type:
             source="model",
         ) from None
     return getattr(importlib.import_module(module_name), class_name)
+
+
+def is_action_mask_space(space: Any) -> bool:
+    """RLlib's action-masking Dict `{"observations": Box, "action_mask": Box}`
+    (ray/rllib/examples/rl_modules/classes/action_masking_rlm.py)."""
+    import gymnasium as gym
+
+    from rl_platform.connectors.history_window import ACTION_MASK_KEY, MASKED_OBS_KEY
+
+    return (
+        isinstance(space, gym.spaces.Dict)
+        and set(space.spaces) == {MASKED_OBS_KEY, ACTION_MASK_KEY}
+        and all(isinstance(sub, gym.spaces.Box) for sub in space.spaces.values())
+    )
+
+
+def mlp_module_class_for(observation_spaces: Iterable[Any]) -> type | None:
+    """The RLModule class for `model.type: mlp`/`default` given every agent's observation space:
+    None keeps RLlib's stock module (Box observations, as before); action-masking Dicts get
+    MaskedMLPModule (lazy import; Ray loads only here); anything else is a `SpecError`."""
+    import gymnasium as gym
+
+    spaces = list(observation_spaces)
+    if all(isinstance(space, gym.spaces.Box) for space in spaces):
+        return None
+    unsupported = [
+        space
+        for space in spaces
+        if not isinstance(space, gym.spaces.Box) and not is_action_mask_space(space)
+    ]
+    if unsupported:
+        raise SpecError(
+            [
+                f"model.type mlp cannot read the observation space {unsupported[0]}: it reads a "
+                "Box or RLlib's action-masking Dict {'observations': Box, 'action_mask': Box}; "
+                "add `flatten_obs` to env.wrappers to flatten other observations"
+            ],
+            source="model",
+        )
+    from rl_platform.modules.masked_mlp_module import MaskedMLPModule
+
+    return MaskedMLPModule
 
 
 def history_connector_for(
@@ -79,4 +127,9 @@ def history_connector_for(
     )
 
 
-__all__ = ["history_connector_for", "module_class_for"]
+__all__ = [
+    "history_connector_for",
+    "is_action_mask_space",
+    "mlp_module_class_for",
+    "module_class_for",
+]

@@ -35,10 +35,40 @@ def _problems_for_sizes(name: str, value: Any, *, allow_empty: bool) -> list[str
     return []
 
 
+def _problems_for_bool(name: str, value: Any) -> list[str]:
+    if not isinstance(value, bool):
+        return [f"model.{name}: expected true or false, got {value!r}"]
+    return []
+
+
 def _problems_for_int(name: str, value: Any, *, minimum: int = 1) -> list[str]:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         return [f"model.{name}: expected an int >= {minimum}, got {value!r}"]
     return []
+
+
+@dataclass(frozen=True)
+class MLPModelConfig:
+    """Keys of the `mlp`/`default` model as our masked MLP reads them (rl_platform/modules/
+    masked_mlp_module.py); names and defaults as in the spec's `MLPModelSpec`, so one `model:`
+    block serves RLlib's stock MLP and ours."""
+
+    hidden: tuple[int, ...] = (256, 256)
+    activation: str = "tanh"
+    vf_share_layers: bool = False
+
+    _SIZES = ("hidden",)
+    _INTS = ()
+    _BOOLS = ("vf_share_layers",)
+    _MAY_BE_EMPTY = ("hidden",)
+
+    @classmethod
+    def from_model_config(cls, raw: dict[str, Any] | None) -> tuple[Self, list[str]]:
+        """Parse `raw`; returns the config and the keys this model does not know."""
+        return _parse(cls, raw)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in _public_items(self)}
 
 
 @dataclass(frozen=True)
@@ -54,6 +84,8 @@ class LSTMModelConfig:
 
     _SIZES = ("encoder", "actor", "critic")
     _INTS = ("lstm_cell_size", "max_seq_len")
+    _BOOLS = ()
+    _MAY_BE_EMPTY = ("encoder",)
 
     @classmethod
     def from_model_config(cls, raw: dict[str, Any] | None) -> tuple[Self, list[str]]:
@@ -93,6 +125,8 @@ class TransformerLSTMModelConfig:
 
     _SIZES = ("actor", "critic", "obs_encoder")
     _INTS = ("history", "layers", "heads", "d_model", "lstm_cell_size", "ffn_mult", "max_seq_len")
+    _BOOLS = ()
+    _MAY_BE_EMPTY = ()
 
     @classmethod
     def from_model_config(cls, raw: dict[str, Any] | None) -> tuple[Self, list[str]]:
@@ -132,11 +166,16 @@ def _parse(cls: type, raw: dict[str, Any] | None) -> tuple[Any, list[str]]:
     problems: list[str] = []
     for name in cls._SIZES:
         if name in known:
-            problems += _problems_for_sizes(name, known[name], allow_empty=name != "encoder")
+            problems += _problems_for_sizes(
+                name, known[name], allow_empty=name in cls._MAY_BE_EMPTY
+            )
             known[name] = tuple(known[name]) if not problems else known[name]
     for name in cls._INTS:
         if name in known:
             problems += _problems_for_int(name, known[name])
+    for name in cls._BOOLS:
+        if name in known:
+            problems += _problems_for_bool(name, known[name])
     if known.get("activation", "relu") not in ACTIVATIONS:
         problems.append(
             f"model.activation: expected one of {ACTIVATIONS}, got {known['activation']!r}"

@@ -48,7 +48,7 @@ from rl_platform.errors import SpecError
 
 # Keys RLlib itself may merge into model_config (DefaultModelConfig fields, algorithm
 # auto-includes such as APPO's vf_share_layers); not worth a warning when we ignore them.
-_RLLIB_MODEL_KEYS = {f.name for f in dataclasses.fields(DefaultModelConfig)} | {
+RLLIB_MODEL_KEYS = {f.name for f in dataclasses.fields(DefaultModelConfig)} | {
     "vf_share_layers",
     "type",
 }
@@ -84,7 +84,7 @@ class RecurrentActorCriticModule(
         raw = self.model_config
         raw = dataclasses.asdict(raw) if dataclasses.is_dataclass(raw) else dict(raw or {})
         parsed, unknown = self.config_cls.from_model_config(raw)
-        ignored = [k for k in unknown if k not in _RLLIB_MODEL_KEYS and k != "settings"]
+        ignored = [k for k in unknown if k not in RLLIB_MODEL_KEYS and k != "settings"]
         if ignored:
             logger.warning("{}: ignoring unknown model keys {}", type(self).__name__, ignored)
         # Write defaults back: RLlib's AddTimeDimToBatchAndZeroPad reads

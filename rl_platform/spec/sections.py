@@ -45,10 +45,11 @@ class _ModuleModelSpec(SpecModel):
 
 
 class MLPModelSpec(_ModuleModelSpec):
-    """RLlib's default catalog network (an MLP, or a CNN under the `atari` wrapper)."""
+    """RLlib's default catalog network (an MLP, or a CNN under the `atari` wrapper); our masked
+    MLP with the same keys for envs with action masks (docs/modules.md)."""
 
     type: Literal["default", "mlp"] = "default"
-    """`default`/`mlp`: RLlib's catalog MLP."""
+    """`default`/`mlp`: RLlib's catalog MLP; rl_platform's masked MLP on action-mask envs."""
     hidden: list[PositiveInt] = [256, 256]
     """Hidden layer sizes."""
     activation: Literal["tanh", "relu", "silu"] = "tanh"
