@@ -39,6 +39,12 @@ OpponentOpt = Annotated[
 MaxStepsOpt = Annotated[
     int | None, typer.Option("--max-steps", help="Cut episodes after this many env steps.")
 ]
+SeatOpt = Annotated[
+    str,
+    typer.Option(
+        help="Two-player envs: the policy's seat, first, second or alternate (by episode)."
+    ),
+]
 ParallelOpt = Annotated[int, typer.Option(help="Env copies stepped together (batched actions).")]
 PolicyArg = Annotated[
     str,
@@ -76,6 +82,7 @@ def eval_command(
     sample: SampleOpt = False,
     max_steps: MaxStepsOpt = None,
     parallel: ParallelOpt = 8,
+    seat: SeatOpt = "first",
     as_json: JsonOpt = False,
 ) -> None:
     """Evaluate a policy: return mean/std/min/max, episode length, win rate, reward components."""
@@ -84,7 +91,7 @@ def eval_command(
     with episode_progress(episodes, f"eval {policy}") as advance:
         result = evaluate(
             policy=policy, env=env, episodes=episodes, seed=seed, opponent=opponent,
-            sample=sample, parallel=parallel, max_steps=max_steps, on_episode=advance,
+            sample=sample, parallel=parallel, max_steps=max_steps, on_episode=advance, seat=seat,
         )  # fmt: skip
     if as_json:
         _write_json(result)

@@ -1,7 +1,9 @@
 """`rlp eval`: one policy's returns, lengths, win rate and reward components over N episodes.
 
-In two-player envs the evaluated policy plays the first agent (`player_0`) against
-`opponent` (default: the env's strongest scripted agent, see `DEFAULT_OPPONENTS`).
+In two-player envs the evaluated policy plays `opponent` (default: the env's strongest scripted
+agent, see `DEFAULT_OPPONENTS`) from the seat `seat` picks: `first` (the first agent, e.g.
+`player_0`, the first mover in connect four), `second`, or `alternate` (episode i in the first
+seat when i is even), which is the fair measure when moving first is an advantage.
 """
 
 import time
@@ -19,6 +21,7 @@ DEFAULT_OPPONENTS = {
     "pettingzoo/connect_four_v3": "scripted://connect_four/one_ply",
 }
 POLICY_KEY, OPPONENT_KEY = "policy", "opponent"
+SEATS = ("first", "second", "alternate")
 
 
 def policy_for(
@@ -45,19 +48,23 @@ def evaluate(
     parallel: int = 8,
     max_steps: int | None = None,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
+    seat: str = "first",
 ) -> dict[str, Any]:
     """Run the evaluation and return one flat JSON-ready dict (see docs/evaluation.md)."""
     check_episodes(episodes)
+    check_seat(seat)
     uri = parse_policy_uri(policy)
     opponent_uri = parse_policy_uri(opponent) if opponent else None
     target = resolve_env(env, policies=[u for u in (uri, opponent_uri) if u is not None])
     shape = probe_env(target)
     seats, policies = seat_policies(uri, opponent_uri, target, shape, sample)
+    if OPPONENT_KEY not in policies and seat != "first":
+        raise UserError(f"--seat {seat} applies to two-player envs; {target.env_id} is not one")
     started = time.monotonic()
     records = Rollout(
         make_env=lambda: AgentEnv(target),
         policies=policies,
-        seats=lambda _index: seats,
+        seats=seat_plan(seats, seat),
         seed=seed,
         parallel=parallel,
         max_steps=max_steps,
@@ -72,10 +79,28 @@ def evaluate(
     }
     if OPPONENT_KEY in policies:
         result["opponent"] = policies[OPPONENT_KEY].label
-        result["seat"] = next(a for a, k in seats.items() if k == POLICY_KEY)
+        first_seat = next(a for a, k in seats.items() if k == POLICY_KEY)
+        result["seat"] = first_seat if seat == "first" else seat
     result |= summarize(records, POLICY_KEY)
     result["wall_s"] = round(time.monotonic() - started, 3)
     return result
+
+
+def check_seat(seat: str) -> None:
+    if seat not in SEATS:
+        raise UserError(f"--seat must be one of {', '.join(SEATS)}, got {seat!r}")
+
+
+def seat_plan(seats: dict[str, str], seat: str) -> Callable[[int], dict[str, str]]:
+    """Episode index -> agent-to-policy seating; `seats` puts the policy in the first seat."""
+    swapped = {
+        agent: OPPONENT_KEY if key == POLICY_KEY else POLICY_KEY for agent, key in seats.items()
+    }
+    if seat == "second":
+        return lambda _index: swapped
+    if seat == "alternate":
+        return lambda index: seats if index % 2 == 0 else swapped
+    return lambda _index: seats
 
 
 def seat_policies(

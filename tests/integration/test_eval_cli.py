@@ -158,6 +158,24 @@ def test_scripted_cartpole_and_connect_four() -> None:
     assert connect["win_rate"] + connect["draw_rate"] + connect["loss_rate"] == pytest.approx(1.0)
 
 
+def test_seat_option_swaps_and_alternates_the_first_mover() -> None:
+    # one_ply against itself is deterministic, so each seating replays one game.
+    def mirror(seat: str, episodes: int) -> dict[str, Any]:
+        return rlp_json(
+            "eval", "scripted://connect_four/one_ply", "--env", "connect_four",
+            "--opponent", "scripted://connect_four/one_ply", "-n", str(episodes), "--seat", seat,
+        )  # fmt: skip
+
+    first, second, alternate = mirror("first", 2), mirror("second", 2), mirror("alternate", 4)
+    assert first["seat"] == "player_0" and alternate["seat"] == "alternate"
+    assert first["win_rate"] in (0.0, 1.0) and first["win_rate"] == second["loss_rate"]
+    assert alternate["win_rate"] == pytest.approx((first["win_rate"] + second["win_rate"]) / 2)
+    bad = rlp("eval", "random", "--env", "connect_four", "--seat", "middle", code=2)
+    assert "--seat must be one of" in bad.stderr
+    single = rlp("eval", "random", "--env", "cartpole", "-n", "1", "--seat", "second", code=2)
+    assert "two-player envs" in single.stderr
+
+
 def test_duel_eval_from_a_spec_file_reports_wins_and_reward_components(tmp_path: Path) -> None:
     spec = tmp_path / "short_duel.yaml"
     spec.write_text(SHORT_DUEL_SPEC)

@@ -23,7 +23,7 @@ from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 
 from rl_platform.connectors.state_lookback import FillStateLookback, lookback_horizon_for_turns
 from rl_platform.modules.lstm_module import LSTMActorCriticModule
-from rl_platform.spec import load_spec
+from rl_platform.spec.loading import resolve_spec_data, validate_spec_data
 from tests.conftest import EXPERIMENTS
 
 CELL = 12
@@ -111,16 +111,11 @@ def test_ppo_lstm_connect_four_with_truncated_episodes(ray_local) -> None:
     from rl_platform.rllib_config import build_algorithm_config
 
     torch.set_num_threads(1)  # one small LSTM step is ~30x slower with 2 threads under load
-    spec = load_spec(
+    data = resolve_spec_data(
         EXPERIMENTS / "connect_four_selfplay.yaml",
         overrides=[
             "league=null",
             "env.envs_per_runner=2",
-            "model.encoder=[16]",
-            "model.lstm_cell_size=16",
-            "model.actor=[16]",
-            "model.critic=[16]",
-            "model.max_seq_len=8",
             "training.train_batch_size=200",
             "training.minibatch_size=100",
             "training.num_epochs=1",
@@ -128,6 +123,16 @@ def test_ppo_lstm_connect_four_with_truncated_episodes(ray_local) -> None:
             "logging.tensorboard=false",
         ],
     )
+    # The experiment uses the MLP (the board is fully observed); this test needs the LSTM.
+    data["model"] = {
+        "type": "lstm",
+        "encoder": [16],
+        "lstm_cell_size": 16,
+        "actor": [16],
+        "critic": [16],
+        "max_seq_len": 8,
+    }
+    spec = validate_spec_data(data)
     # 25 steps per env runner call: games (7-42 moves) are cut mid-game in most batches.
     config = build_algorithm_config(spec).env_runners(
         batch_mode="truncate_episodes", rollout_fragment_length=25
