@@ -41,6 +41,11 @@ OVERRIDES = [
     "training.num_epochs=1",
     "env.envs_per_runner=2",
     "env.kwargs={max_steps: 60}",
+    # Every game against the pool, as in the add_module variant (the experiment's own mix
+    # plays mostly `based`).
+    "league.opponent_mix.self_play=1.0",
+    "league.opponent_mix.based=0.0",
+    "league.opponent_mix.constant=0.0",
     "league.snapshot_every=null",
     "league.max_snapshots=null",
     "logging.wandb=off",
