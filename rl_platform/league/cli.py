@@ -118,7 +118,7 @@ def tournament(
         Path | None, typer.Option(help="Heat map PNG (default league/tournament.png).")
     ] = None,
 ) -> None:
-    """Round robin between pool members (duel), update ratings, write a matchup heat map."""
+    """Round robin between pool members, update ratings, write a matchup heat map."""
     from rl_platform.league.scripted import DUEL_ENV
     from rl_platform.league.tournament import (
         apply_ratings,
@@ -129,13 +129,23 @@ def tournament(
     from rl_platform.utils.atomic import write_json_atomic
 
     league, spec = _open_league(run_dir)
-    if spec.env.id != DUEL_ENV:
-        raise UserError(f"tournaments play {DUEL_ENV}; this run trains {spec.env.id}")
-    players = member_policies(
-        league.pool, model=spec.model, main_weights=_latest_weights(run_dir, "main"), ids=members
-    )
-    err.print(f"{len(players)} players, {games} games per pair: {', '.join(players)}")
-    report = play_round_robin(players, games=games, seed=seed, env_kwargs=spec.env.kwargs)
+    main_weights = _latest_weights(run_dir, "main")
+    if spec.env.id == DUEL_ENV:
+        players = member_policies(
+            league.pool, model=spec.model, main_weights=main_weights, ids=members
+        )
+        err.print(f"{len(players)} players, {games} games per pair: {', '.join(players)}")
+        report = play_round_robin(players, games=games, seed=seed, env_kwargs=spec.env.kwargs)
+    else:
+        report = _rollout_tournament(
+            run_dir,
+            spec,
+            league.pool,
+            members,
+            has_main=main_weights is not None,
+            games=games,
+            seed=seed,
+        )
     apply_ratings(league.pool, report.results)
     league.save()
     root = run_dir / LEAGUE_DIR
@@ -147,6 +157,35 @@ def tournament(
     )
     err.print(f"{len(report.results)} games; heat map {png}")
     show(run_dir)
+
+
+def _rollout_tournament(
+    run_dir: Path,
+    spec: Any,
+    pool: Any,
+    members: list[str] | None,
+    *,
+    has_main: bool,
+    games: int,
+    seed: int,
+) -> Any:
+    """Envs other than the duel: play through the evaluation rollout (rollout_tournament.py)."""
+    from rl_platform.evaluation.envs import EnvTarget
+    from rl_platform.league.members import MemberKind
+    from rl_platform.league.rollout_tournament import (
+        member_rollout_policies,
+        play_rollout_round_robin,
+    )
+
+    ids = members or [
+        m.id
+        for m in pool.members
+        if m.kind is MemberKind.SCRIPTED or m.is_frozen or (m.id == "main" and has_main)
+    ]
+    target = EnvTarget(spec.env.id, tuple(spec.env.wrappers), dict(spec.env.kwargs))
+    players = member_rollout_policies(run_dir, ids, target=target)
+    err.print(f"{len(players)} players, {games} games per pair: {', '.join(players)}")
+    return play_rollout_round_robin(players, target=target, games=games, seed=seed)
 
 
 @league_app.command("add")
