@@ -47,8 +47,21 @@ def _problems_for_int(name: str, value: Any, *, minimum: int = 1) -> list[str]:
     return []
 
 
+class _ModelConfig:
+    """Parsing from and writing back to a spec's model dict, shared by the model configs (each
+    a frozen dataclass naming its `_SIZES`, `_INTS`, `_BOOLS` and `_MAY_BE_EMPTY` fields)."""
+
+    @classmethod
+    def from_model_config(cls, raw: dict[str, Any] | None) -> tuple[Self, list[str]]:
+        """Parse `raw`; returns the config and the keys this model does not know."""
+        return _parse(cls, raw)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in _public_items(self)}
+
+
 @dataclass(frozen=True)
-class MLPModelConfig:
+class MLPModelConfig(_ModelConfig):
     """Keys of the `mlp`/`default` model as our masked MLP reads them (rl_platform/modules/
     masked_mlp_module.py); names and defaults as in the spec's `MLPModelSpec`, so one `model:`
     block serves RLlib's stock MLP and ours."""
@@ -62,17 +75,9 @@ class MLPModelConfig:
     _BOOLS = ("vf_share_layers",)
     _MAY_BE_EMPTY = ("hidden",)
 
-    @classmethod
-    def from_model_config(cls, raw: dict[str, Any] | None) -> tuple[Self, list[str]]:
-        """Parse `raw`; returns the config and the keys this model does not know."""
-        return _parse(cls, raw)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in _public_items(self)}
-
 
 @dataclass(frozen=True)
-class LSTMModelConfig:
+class LSTMModelConfig(_ModelConfig):
     """Keys of the `lstm` model (defaults as in the issue)."""
 
     encoder: tuple[int, ...] = (256,)
@@ -87,17 +92,9 @@ class LSTMModelConfig:
     _BOOLS = ()
     _MAY_BE_EMPTY = ("encoder",)
 
-    @classmethod
-    def from_model_config(cls, raw: dict[str, Any] | None) -> tuple[Self, list[str]]:
-        """Parse `raw`; returns the config and the keys this model does not know."""
-        return _parse(cls, raw)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in _public_items(self)}
-
 
 @dataclass(frozen=True)
-class TransformerLSTMModelConfig:
+class TransformerLSTMModelConfig(_ModelConfig):
     """Keys of the `transformer_lstm` model (defaults as in the issue).
 
     `obs_split` is read by the opponent-history connector, not by the network; `ffn_mult` is
@@ -149,9 +146,6 @@ class TransformerLSTMModelConfig:
     def key_value_heads(self) -> int:
         """`kv_heads`, or its default: 2 key/value heads (1 for an odd `heads`)."""
         return self.kv_heads if self.kv_heads is not None else math.gcd(self.heads, 2)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in _public_items(self)}
 
 
 def _public_items(config: Any) -> list[tuple[str, Any]]:
