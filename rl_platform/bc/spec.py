@@ -12,6 +12,8 @@ here would be circular (the league spec does the same).
       schedule: {kind: linear, until_env_steps: 2000000, coef: 0.0, teacher_led: 0.0}
 
 or a curriculum, `phases: [{teacher, teacher_led, student_led, coef, schedule, env_steps}]`.
+`replay: {capacity, updates_per_minibatch}` adds BC-only gradient steps on the labels gathered
+so far (`rl_platform.bc.label_replay`).
 """
 
 from typing import Annotated, Literal
@@ -57,6 +59,19 @@ class BCSchedule(BaseModel):
         if self.kind == "linear" and self.until_env_steps is None:
             raise ValueError("a linear schedule needs until_env_steps")
         return self
+
+
+class BCReplay(BaseModel):
+    """Replay of aggregated teacher labels: extra BC-only gradient steps (DAgger-style)."""
+
+    model_config = _CONFIG
+
+    capacity: PositiveInt = 200_000
+    """Labelled env steps kept (the oldest are dropped); emptied when the teacher changes."""
+    updates_per_minibatch: PositiveInt = 4
+    """BC-only gradient steps on replayed labels after each PPO minibatch step (while coef > 0)."""
+    minibatch_size: PositiveInt | None = None
+    """Steps per replayed minibatch; None: `training.minibatch_size`."""
 
 
 class BCPhase(BaseModel):
@@ -117,6 +132,8 @@ class BCSpec(BaseModel):
     """Curriculum: phases run in order, each for its `env_steps`; then plain PPO."""
     module: str = "main"
     """Multi-agent envs: the module whose agents are cloned (single-agent: the only module)."""
+    replay: BCReplay | None = None
+    """Replay the labels gathered so far for extra BC steps; None: each label is used once."""
 
     @field_validator("teacher")
     @classmethod

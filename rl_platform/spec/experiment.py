@@ -99,6 +99,18 @@ class ExperimentSpec(SpecModel):
                 data = {**data, "training": {**training, "algo": algo}}
         return data
 
+    @model_validator(mode="after")
+    def _replay_on_one_learner(self) -> "ExperimentSpec":
+        # Each DDP learner replays its own shard's labels; one with no labelled rows yet
+        # would skip steps the others all-reduce, and the update would hang.
+        if self.bc is not None and self.bc.replay is not None and self.resources.learners > 1:
+            raise ValueError(
+                f"bc.replay needs a single learner, got resources.learners="
+                f"{self.resources.learners}; set resources.learners to 0 or 1 (one GPU learner "
+                "is fine) or remove bc.replay"
+            )
+        return self
+
     @field_validator("name")
     @classmethod
     def _safe_name(cls, value: str) -> str:

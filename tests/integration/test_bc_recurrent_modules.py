@@ -3,7 +3,9 @@
 1. LSTM on CartPole, teacher `scripted://cartpole/balance`, 4 envs: 1 teacher-led, 2
    student-led, 1 plain. The learner's `bc/accuracy` rises from the first iteration's to
    >= 0.88 within the env-step budget, and on a real `[B, T]` zero-padded learner batch the
-   teacher-led and padding steps stay out of the PPO term and the advantage statistics.
+   teacher-led and padding steps stay out of the PPO term and the advantage statistics; the
+   label replay keeps those `[B, T]` chunks with their initial state, and a replayed batch
+   trains the BC term alone.
 2. transformer_lstm on the duel against the scripted `based` (a league), 2 envs: 1
    teacher-led, 1 student-led. Teacher-led steps carry the teacher's actions, and the teacher
    is asked about the raw 64-dim observations, not the `{obs, opponent_history,
@@ -21,6 +23,8 @@ import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.evaluation.postprocessing import Postprocessing
 
+from rl_platform.bc.label_recorder import LabelRecorder
+from rl_platform.bc.label_replay import LabelReplay, as_bc_only_batch
 from rl_platform.bc.slicing import BC_MODE, TEACHER_ACTION, BCMode
 from rl_platform.bc.teacher import Teacher
 from rl_platform.connectors.history_window import HISTORY_KEY, SELF_KEY
@@ -182,6 +186,42 @@ def test_lstm_teacher_led_and_padded_steps_stay_out_of_ppo(lstm_run):
     assert loss(teacher_led | padding) == pytest.approx(base, abs=1e-5)
     # The same change on the student's steps moves the loss (the test can fail).
     assert abs(loss(student_led) - base) > 1e-2
+
+
+def test_lstm_label_replay_trains_bc_on_whole_chunks(lstm_run):
+    algo, _ = lstm_run
+    learner, batches = _learner_batch(algo, algo.env_runner.sample(num_timesteps=200, explore=True))
+    replay = LabelReplay(10_000, seed=0)
+    LabelRecorder(lambda _, columns, labelled: replay.add(columns, labelled=labelled))(
+        rl_module=learner.module, batch=batches
+    )
+    assert replay.steps_per_row == MAX_SEQ_LEN
+    labelled = (batches[DEFAULT_MODULE][BC_MODE] != BCMode.PLAIN) & batches[DEFAULT_MODULE][
+        Columns.LOSS_MASK
+    ].bool()
+    assert replay.labelled_steps == int(labelled.sum())
+
+    replayed = as_bc_only_batch(replay.sample(16))
+    assert replayed[Columns.OBS].shape[:2] == (16, MAX_SEQ_LEN)
+    assert replayed[Columns.STATE_IN]["h"].shape[0] == 16
+    module = learner.module[DEFAULT_MODULE]
+    with torch.no_grad():
+        fwd_out = module.forward_train(replayed)
+        logp = torch.log_softmax(fwd_out[Columns.ACTION_DIST_INPUTS], -1)
+        nll = -logp.gather(-1, replayed[TEACHER_ACTION].long()[..., None]).squeeze(-1)
+        expected = float(nll[replayed[Columns.LOSS_MASK]].mean())
+    learner._replaying = True
+    try:
+        with torch.no_grad():
+            loss = learner.compute_loss_for_module(
+                module_id=DEFAULT_MODULE, config=learner.config, batch=replayed, fwd_out=fwd_out
+            )
+        assert float(loss) == pytest.approx(learner.bc_settings.coef * expected, rel=1e-5)
+        before = [p.detach().clone() for p in module.parameters()]
+        learner._update({DEFAULT_MODULE: replayed})  # a full BC-only gradient step
+    finally:
+        learner._replaying = False
+    assert any(not torch.equal(a, b) for a, b in zip(before, module.parameters(), strict=True))
 
 
 # ----- transformer_lstm on the duel ---------------------------------------------------------

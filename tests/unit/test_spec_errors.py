@@ -41,6 +41,15 @@ BAD_SPECS = {
         "kv_heads: 3}\n",
         ["model", "heads (8) must be a multiple of kv_heads (3)"],
     ),
+    "replay_on_two_learners": (
+        OK + "resources: {learners: 2}\n"
+        "bc: {teacher: 'scripted://cartpole/balance', replay: {updates_per_minibatch: 2}}\n",
+        ["bc.replay", "resources.learners=2", "set resources.learners to 0 or 1"],
+    ),
+    "replay_zero_updates": (
+        OK + "bc: {teacher: 'scripted://cartpole/balance', replay: {updates_per_minibatch: 0}}\n",
+        ["bc.replay.updates_per_minibatch", "> 0"],
+    ),
     "empty_file": ("", ["empty"]),
     "not_yaml": ("name: [unclosed\n", ["not valid YAML", "line"]),
     "not_mapping": ("- a\n- b\n", ["mapping"]),
