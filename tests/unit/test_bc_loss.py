@@ -4,8 +4,6 @@ teacher-led steps inside the real `BCPPOLearner` (built locally, no Ray cluster)
 import math
 from functools import partial
 
-import gymnasium as gym
-import numpy as np
 import pytest
 import torch
 
@@ -17,6 +15,7 @@ from rl_platform.losses.bc import (
     standardize_advantages,
     total_loss,
 )
+from tests.unit.bc_learner_support import bc_batch, build_bc_learner
 
 T, S, P = BCMode.TEACHER_LED, BCMode.STUDENT_LED, BCMode.PLAIN
 
@@ -103,39 +102,9 @@ def test_total_loss_sums_only_loss_terms():
 # ----- the real learner -------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def learner():
-    from rl_platform.rllib_config import build_algorithm_config
-    from rl_platform.spec import ExperimentSpec
-
-    spec = ExperimentSpec.model_validate(
-        {
-            "name": "bc_loss_unit",
-            "env": {"id": "CartPole-v1"},
-            "model": {"hidden": [8]},
-            "training": {"entropy_coeff": 0.01, "vf_clip_param": 1000.0},
-            "bc": {"teacher": "scripted://cartpole/balance", "coef": 0.7},
-        }
+    return build_bc_learner(
+        bc={"coef": 0.7}, training={"entropy_coeff": 0.01, "vf_clip_param": 1000.0}
     )
-    config = build_algorithm_config(spec)
-    space = gym.make("CartPole-v1")
-    return config.build_learner(
-        spaces={"default_policy": (space.observation_space, space.action_space)}
-    )
-
-
-def _batch(n: int = 12) -> dict[str, torch.Tensor]:
-    rng = np.random.default_rng(0)
-    modes = torch.tensor([T, S, P] * (n // 3))
-    return {
-        "obs": torch.tensor(rng.normal(size=(n, 4)), dtype=torch.float32),
-        "actions": torch.tensor(rng.integers(0, 2, n)),
-        "action_logp": torch.full((n,), math.log(0.5)),
-        "action_dist_inputs": torch.zeros(n, 2),
-        "advantages": torch.tensor(rng.normal(size=n), dtype=torch.float32),
-        "value_targets": torch.tensor(rng.normal(size=n), dtype=torch.float32),
-        "loss_mask": torch.ones(n, dtype=torch.bool),
-        BC_MODE: modes,
-        TEACHER_ACTION: torch.tensor(rng.integers(0, 2, n)),
-    }
 
 
 def _loss(learner, batch: dict[str, torch.Tensor], method=None) -> float:
@@ -149,7 +118,7 @@ def _loss(learner, batch: dict[str, torch.Tensor], method=None) -> float:
 
 
 def test_teacher_led_steps_do_not_enter_the_ppo_term(learner):
-    batch = _batch()
+    batch = bc_batch()
     teacher_led = batch[BC_MODE] == T
     base = _loss(learner, batch)
 
@@ -171,7 +140,7 @@ def test_teacher_led_steps_do_not_enter_the_ppo_term(learner):
 def test_total_is_ppo_on_student_steps_plus_coef_times_cross_entropy(learner):
     from rl_platform.learners.ppo import PlatformPPOLearner
 
-    batch = _batch()
+    batch = bc_batch()
     keep = batch[BC_MODE] != T
     student_only = {key: value[keep] for key, value in batch.items()}
     ppo = _loss(learner, student_only, partial(PlatformPPOLearner.compute_loss_for_module, learner))
@@ -184,7 +153,7 @@ def test_total_is_ppo_on_student_steps_plus_coef_times_cross_entropy(learner):
 
 
 def test_only_teacher_led_steps_give_a_finite_bc_only_loss(learner):
-    batch = _batch()
+    batch = bc_batch()
     batch[BC_MODE] = torch.full_like(batch[BC_MODE], T)
     value = _loss(learner, batch)
     assert math.isfinite(value) and value > 0.0

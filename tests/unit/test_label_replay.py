@@ -3,8 +3,6 @@ it yields, and the real `BCPPOLearner` doing `updates_per_minibatch` extra steps
 
 import math
 
-import gymnasium as gym
-import numpy as np
 import pytest
 import torch
 
@@ -12,6 +10,7 @@ from rl_platform.bc.label_replay import LOSS_MASK, LabelReplay, as_bc_only_batch
 from rl_platform.bc.schedule import BCSettings
 from rl_platform.bc.slicing import BC_MODE, TEACHER_ACTION, BCMode
 from rl_platform.losses.bc import labelled_mask, ppo_loss_mask
+from tests.unit.bc_learner_support import MODULE, bc_batch, build_bc_learner
 
 T, S, P = BCMode.TEACHER_LED, BCMode.STUDENT_LED, BCMode.PLAIN
 
@@ -91,46 +90,12 @@ def test_loss_mask_name_is_rllibs():
 
 
 # ----- the real learner -------------------------------------------------------------------
-MODULE = "default_policy"
-
-
 @pytest.fixture
 def learner():
-    from rl_platform.rllib_config import build_algorithm_config
-    from rl_platform.spec import ExperimentSpec
-
-    spec = ExperimentSpec.model_validate(
-        {
-            "name": "bc_replay_unit",
-            "env": {"id": "CartPole-v1"},
-            "model": {"hidden": [8]},
-            "training": {"minibatch_size": 6, "train_batch_size": 12},
-            "bc": {
-                "teacher": "scripted://cartpole/balance",
-                "coef": 0.7,
-                "replay": {"capacity": 100, "updates_per_minibatch": 3},
-            },
-        }
+    return build_bc_learner(
+        bc={"coef": 0.7, "replay": {"capacity": 100, "updates_per_minibatch": 3}},
+        training={"minibatch_size": 6, "train_batch_size": 12},
     )
-    space = gym.make("CartPole-v1")
-    return build_algorithm_config(spec).build_learner(
-        spaces={MODULE: (space.observation_space, space.action_space)}
-    )
-
-
-def _batch(n: int = 12) -> dict[str, torch.Tensor]:
-    rng = np.random.default_rng(0)
-    return {
-        "obs": torch.tensor(rng.normal(size=(n, 4)), dtype=torch.float32),
-        "actions": torch.tensor(rng.integers(0, 2, n)),
-        "action_logp": torch.full((n,), math.log(0.5)),
-        "action_dist_inputs": torch.zeros(n, 2),
-        "advantages": torch.tensor(rng.normal(size=n), dtype=torch.float32),
-        "value_targets": torch.tensor(rng.normal(size=n), dtype=torch.float32),
-        "loss_mask": torch.ones(n, dtype=torch.bool),
-        BC_MODE: torch.tensor([T, S, P] * (n // 3)),
-        TEACHER_ACTION: torch.tensor(rng.integers(0, 2, n)),
-    }
 
 
 def _record(learner, batch: dict) -> None:
@@ -152,7 +117,7 @@ def _count_steps(learner, monkeypatch) -> list[int]:
 
 
 def test_learner_records_labelled_steps_and_adds_replay_steps(learner, monkeypatch):
-    batch = _batch()
+    batch = bc_batch()
     _record(learner, batch)
     replay = learner._replays[MODULE]
     assert replay.labelled_steps == 8  # teacher- and student-led, not plain
@@ -175,7 +140,7 @@ def test_learner_records_labelled_steps_and_adds_replay_steps(learner, monkeypat
 
 
 def test_replay_loss_is_coef_times_cross_entropy_on_labelled_steps(learner):
-    batch = _batch()
+    batch = bc_batch()
     _record(learner, batch)
     replayed = as_bc_only_batch(learner._replays[MODULE].sample(16))
     module = learner.module[MODULE]
