@@ -15,6 +15,7 @@ from ray.rllib.connectors.connector_v2 import ConnectorV2
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.annotations import override
 
+from rl_platform.bc.label_replay import map_nested
 from rl_platform.bc.slicing import BC_MODE, TEACHER_ACTION
 from rl_platform.losses.bc import labelled_mask
 
@@ -22,12 +23,6 @@ _KEPT = (Columns.OBS, Columns.STATE_IN, Columns.SEQ_LENS, TEACHER_ACTION)
 
 RecordLabels = Callable[[str, dict[str, Any], torch.Tensor], None]
 """(module id, columns, labelled mask) -> None."""
-
-
-def _as_tensor(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _as_tensor(item) for key, item in value.items()}
-    return torch.as_tensor(value)
 
 
 class LabelRecorder(ConnectorV2):
@@ -46,6 +41,10 @@ class LabelRecorder(ConnectorV2):
             loss_mask = module_batch.get(Columns.LOSS_MASK)
             if loss_mask is not None:
                 loss_mask = torch.as_tensor(loss_mask, device=bc_mode.device)
-            columns = {key: _as_tensor(module_batch[key]) for key in _KEPT if key in module_batch}
+            columns = {
+                key: map_nested(torch.as_tensor, module_batch[key])
+                for key in _KEPT
+                if key in module_batch
+            }
             self._record(module_id, columns, labelled_mask(bc_mode=bc_mode, loss_mask=loss_mask))
         return batch

@@ -69,7 +69,7 @@ class BCPPOLearner(PlatformPPOLearner):
         self.bc_settings = settings
 
     def _record_labels(self, module_id: str, columns: dict, labelled: torch.Tensor) -> None:
-        if self._replay_spec is None or self.bc_settings.coef <= 0:
+        if self.bc_settings.coef <= 0:  # no replay step would use them
             return
         seed = (self.config.seed or 0) + self._learner_index
         replay = self._replays.setdefault(
