@@ -18,6 +18,7 @@ from rl_platform.devices import resolve_device
 from rl_platform.envs.catalog import is_multi_agent
 from rl_platform.envs.registry import registered_env_name
 from rl_platform.errors import SpecError
+from rl_platform.sampling.wiring import vector_runner_extension
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.training import BCTraining, DQNTraining, PPOTraining, SACTraining
 
@@ -278,6 +279,8 @@ def build_algorithm_config(
     )
     config = _apply_resources(config, spec)
     config = _apply_modules(config, spec)
+    if is_multi_agent(spec.env.id):
+        config = vector_runner_extension(config, spec)
     for extend in extensions or []:
         config = extend(config, spec)
     # After the caller's extensions, which may replace the callbacks (BC appends its own).

@@ -29,7 +29,7 @@ from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LI
 from rl_platform.bc.schedule import BCSettings, settings_at
 from rl_platform.bc.slicing import BC_MODE, BCMode
 from rl_platform.bc.spec import BCSpec
-from rl_platform.bc.teacher_labels import TeacherLabels
+from rl_platform.bc.teacher_labels import find_labelers
 
 WINDOW = 100
 OUTCOME_SCORES = {"win": 1.0, "draw": 0.5, "loss": 0.0}
@@ -45,18 +45,9 @@ def settings_metrics(settings: BCSettings) -> dict[str, float]:
 
 
 # ----- functions shipped to env runners and learners (module level: pickled by reference) ----
-def _labelers(pipeline: Any) -> list[TeacherLabels]:
-    found = []
-    for piece in getattr(pipeline, "connectors", []) or []:
-        if isinstance(piece, TeacherLabels):
-            found.append(piece)
-        found += _labelers(piece)
-    return found
-
-
 def apply_to_env_runner(settings: BCSettings, env_runner: Any) -> int:
     """Install `settings` in the env runner's `TeacherLabels` pieces; returns how many."""
-    pieces = _labelers(getattr(env_runner, "_env_to_module", None))
+    pieces = find_labelers(getattr(env_runner, "_env_to_module", None))
     for piece in pieces:
         piece.apply_settings(settings)
     return len(pieces)

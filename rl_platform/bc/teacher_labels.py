@@ -64,7 +64,8 @@ class TeacherLabels(ConnectorV2):
     def apply_settings(self, settings: BCSettings) -> None:
         self.settings = settings
 
-    def _get_teacher(self) -> Teacher:
+    def teacher(self) -> Teacher:
+        """The teacher (built on first use from this piece's spaces)."""
         if self._teacher is None:
             obs_space, act_space = agent_spaces(
                 self.input_observation_space, self.input_action_space, multi_agent=self.multi_agent
@@ -113,7 +114,7 @@ class TeacherLabels(ConnectorV2):
         if not rows:
             return batch
         keys = [key for key, _, _ in rows]
-        actions = self._get_teacher().act(
+        actions = self.teacher().act(
             self.settings.teacher,
             stack_rows([obs for _, _, obs in rows]),
             keys=keys,
@@ -124,3 +125,13 @@ class TeacherLabels(ConnectorV2):
             for (key, index, _), action in zip(rows, actions, strict=True)
         }
         return batch
+
+
+def find_labelers(pipeline: Any) -> list[TeacherLabels]:
+    """Every `TeacherLabels` piece inside a connector pipeline (nested pipelines included)."""
+    found = []
+    for piece in getattr(pipeline, "connectors", []) or []:
+        if isinstance(piece, TeacherLabels):
+            found.append(piece)
+        found += find_labelers(piece)
+    return found

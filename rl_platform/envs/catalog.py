@@ -19,11 +19,17 @@ class PlatformEnv:
     kind: Literal["single", "multi"]
     """`multi` envs are RLlib MultiAgentEnvs."""
     description: str
+    vector_game: str | None = None
+    """`module:attribute` of its `VectorGame` (rl_platform/envs/vector_game.py), which the
+    array env runner steps (`env.runner: auto | vector`); None for envs without one."""
 
 
 PLATFORM_ENVS: dict[str, PlatformEnv] = {
     "rlp/Duel-v0": PlatformEnv(
-        "rl_platform.envs.duel.rllib_env:DuelMultiAgentEnv", "multi", "our 1v1 platform fighter"
+        "rl_platform.envs.duel.rllib_env:DuelMultiAgentEnv",
+        "multi",
+        "our 1v1 platform fighter",
+        vector_game="rl_platform.envs.duel.vector_game:DuelVectorGame",
     ),
     "rlp/StatelessCartPole-v0": PlatformEnv(
         "ray.rllib.examples.envs.classes.stateless_cartpole:StatelessCartPole",
@@ -39,6 +45,7 @@ PLATFORM_ENVS: dict[str, PlatformEnv] = {
         "rl_platform.envs.pettingzoo_adapter:connect_four_env",
         "multi",
         "PettingZoo connect four (turn-based, action masks)",
+        vector_game="rl_platform.envs.connect_four.vector_game:ConnectFourVectorGame",
     ),
 }
 
@@ -71,3 +78,9 @@ def close_env_ids(env_id: str, limit: int = 3) -> list[str]:
 def is_multi_agent(env_id: str) -> bool:
     entry = PLATFORM_ENVS.get(env_id)
     return entry is not None and entry.kind == "multi"
+
+
+def vector_game_of(env_id: str) -> str | None:
+    """The `VectorGame` factory of an env id, or None if it has none."""
+    entry = PLATFORM_ENVS.get(env_id)
+    return entry.vector_game if entry is not None else None

@@ -6,6 +6,7 @@ from pydantic import field_validator, model_validator
 
 from rl_platform.bc.spec import BCSpec
 from rl_platform.league.spec import LeagueSpec
+from rl_platform.sampling.choice import choose_runner
 from rl_platform.search.spec import SearchSpec
 from rl_platform.spec.base import SpecModel
 from rl_platform.spec.sections import (
@@ -109,6 +110,20 @@ class ExperimentSpec(SpecModel):
                 f"{self.resources.learners}; set resources.learners to 0 or 1 (one GPU learner "
                 "is fine) or remove bc.replay"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _runner_fits(self) -> "ExperimentSpec":
+        try:
+            choose_runner(
+                requested=self.env.runner,
+                env_id=self.env.id,
+                algo=self.algo,
+                model_type=self.model.type,
+                wrappers=list(self.env.wrappers),
+            )
+        except ValueError as err:
+            raise ValueError(f"env.runner: {err}") from None
         return self
 
     @field_validator("name")

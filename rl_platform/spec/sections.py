@@ -24,6 +24,11 @@ class EnvSpec(SpecModel):
     """Preprocessing: `atari` = RLlib's Atari stack (84x84 grey, frame skip, 4-frame stack)."""
     vectorize_mode: Literal["sync", "async"] = "sync"
     """gymnasium vector mode per runner; `async` runs each copy in its own process."""
+    runner: Literal["auto", "vector", "rllib"] = "auto"
+    """Env runner: `vector` = rl_platform's array runner for games with a vectorized core
+    (docs/vector_games.md; `envs_per_runner` games per runner, one forward pass per module
+    and step); `rllib` = RLlib's stock runner; `auto` = `vector` where the env and model
+    allow it, else `rllib`."""
 
     @field_validator("id")
     @classmethod

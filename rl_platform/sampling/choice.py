@@ -1,0 +1,50 @@
+"""Which env runner a spec gets: `env.runner: auto | vector | rllib` (pure, no Ray).
+
+The array runner needs a game with a vectorized core (`PlatformEnv.vector_game`), an
+on-policy algorithm whose learner reads episodes through the default PPO-family learner
+connectors, and a stateless model (recurrent state and the opponent-history window are
+carried by RLlib's connectors, which the array runner does not run).
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+from rl_platform.envs.catalog import vector_game_of
+
+VECTOR_ALGOS = ("PPO", "APPO", "IMPALA")
+STATELESS_MODELS = ("default", "mlp")
+
+
+@dataclass(frozen=True)
+class RunnerChoice:
+    kind: Literal["vector", "rllib"]
+    reason: str
+
+
+def _blocker(*, env_id: str, algo: str, model_type: str, wrappers: list[str]) -> str | None:
+    """Why the array runner cannot run this spec, or None if it can."""
+    if vector_game_of(env_id) is None:
+        return f"env {env_id!r} has no vectorized game core"
+    if algo not in VECTOR_ALGOS:
+        return f"algo {algo} is not one of {', '.join(VECTOR_ALGOS)}"
+    if model_type not in STATELESS_MODELS:
+        return f"model.type {model_type} keeps recurrent state (only {STATELESS_MODELS} so far)"
+    if wrappers:
+        return f"env.wrappers {wrappers} apply to RLlib's per-env copies"
+    return None
+
+
+def choose_runner(
+    *, requested: str, env_id: str, algo: str, model_type: str, wrappers: list[str]
+) -> RunnerChoice:
+    """Resolve `env.runner`; raises ValueError when `vector` is asked for and impossible."""
+    blocker = _blocker(env_id=env_id, algo=algo, model_type=model_type, wrappers=wrappers)
+    if requested == "rllib":
+        return RunnerChoice("rllib", "env.runner: rllib")
+    if blocker is None:
+        return RunnerChoice("vector", f"{env_id} has a vectorized game core")
+    if requested == "vector":
+        raise ValueError(
+            f"env.runner vector cannot run this spec: {blocker}; use env.runner auto or rllib"
+        )
+    return RunnerChoice("rllib", blocker)

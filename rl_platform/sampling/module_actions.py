@@ -1,0 +1,62 @@
+"""One batched forward pass of one RLModule over all the seats it plays (RLlib adapter).
+
+Mirrors what RLlib's default module-to-env pieces do for a single step
+(ray/rllib/connectors/module_to_env/get_actions.py): sample from the exploration
+distribution built from `ACTION_DIST_INPUTS` (or take the inference distribution's
+deterministic action when not exploring) and keep `ACTION_LOGP` and `ACTION_DIST_INPUTS`
+for the learner. Modules that return `ACTIONS` themselves (scripted league agents) act
+directly on numpy observations.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import tree
+from ray.rllib.core.columns import Columns
+
+
+@dataclass
+class PolicyOutput:
+    """Actions of one module's rows; `dist` is None for modules without a distribution."""
+
+    actions: np.ndarray
+    logits: torch.Tensor | None = None
+    dist: Any = None
+
+    def logp(self, actions: np.ndarray) -> np.ndarray:
+        """Log-probabilities of `actions` (e.g. teacher-led overrides) under this output."""
+        with torch.no_grad():
+            return self.dist.logp(torch.from_numpy(actions)).numpy()
+
+    def extras(self) -> dict[str, np.ndarray]:
+        if self.logits is None:
+            return {}
+        return {
+            Columns.ACTION_LOGP: self.logp(self.actions).astype(np.float32),
+            Columns.ACTION_DIST_INPUTS: self.logits.numpy(),
+        }
+
+
+def act(module: Any, obs: Any, *, explore: bool, device: Any = None) -> PolicyOutput:
+    """Actions for a batch of observations `obs` (array or dict of arrays, leading B)."""
+    if not isinstance(module, torch.nn.Module):
+        out = module.forward_inference({Columns.OBS: obs})
+        return PolicyOutput(actions=np.asarray(out[Columns.ACTIONS], np.int64))
+    batch = {Columns.OBS: tree.map_structure(lambda x: torch.as_tensor(x, device=device), obs)}
+    with torch.no_grad():
+        if explore:
+            out = module.forward_exploration(batch)
+            dist_cls = module.get_exploration_action_dist_cls()
+        else:
+            out = module.forward_inference(batch)
+            dist_cls = module.get_inference_action_dist_cls()
+        if Columns.ACTIONS in out and Columns.ACTION_DIST_INPUTS not in out:
+            return PolicyOutput(actions=out[Columns.ACTIONS].cpu().numpy().astype(np.int64))
+        logits = out[Columns.ACTION_DIST_INPUTS].cpu()
+        dist = dist_cls.from_logits(logits)
+        if not explore:
+            dist = dist.to_deterministic()
+        actions = dist.sample().numpy().astype(np.int64)
+    return PolicyOutput(actions=actions, logits=logits, dist=dist)

@@ -1,0 +1,327 @@
+"""`VectorEnvRunner`: RLlib's multi-agent env runner for games of the `VectorGame` protocol.
+
+Passed to RLlib as `env_runner_cls` (rl_platform/sampling/wiring.py binds the settings). It
+keeps RLlib's construction, weights, state, metrics logger and connector pipelines, and
+replaces the sampling loop (ray/rllib/env/multi_agent_env_runner.py `_sample`), which costs
+per-agent Python objects and connector calls on every step. Per step here:
+
+1. one forward pass per module over all seats it plays (`module_actions.act`); scripted
+   league agents act on their rows with numpy; BC labels and teacher-led actions for the
+   cloned module's rows (`bc_rows.BCRows`);
+2. one `game.step(actions[N, P])`;
+3. whole-row writes into preallocated arrays (`rollout.RolloutArrays`).
+
+At the end of `sample()` the rows of trained seats are cut into trajectories and built into
+`SingleAgentEpisode`s in bulk (`episodes.to_episode`), so RLlib's learner connectors and the
+PPO/APPO/IMPALA learners run unchanged. Opponents are drawn per game at its reset from the
+league's slot plan (`seat_plan.SeatPlan`), results go to the league callback's metric keys.
+"""
+
+import math
+import uuid
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+from ray.rllib.utils.metrics import (
+    NUM_AGENT_STEPS_SAMPLED,
+    NUM_ENV_STEPS_SAMPLED,
+    NUM_ENV_STEPS_SAMPLED_LIFETIME,
+    NUM_MODULE_STEPS_SAMPLED,
+    SAMPLE_TIMER,
+)
+
+from rl_platform.envs.registry import load_factory
+from rl_platform.envs.vector_game import VectorGame, put_rows, take_rows
+from rl_platform.league import routing
+from rl_platform.sampling import module_actions
+from rl_platform.sampling.bc_rows import BCRows
+from rl_platform.sampling.episodes import to_episode
+from rl_platform.sampling.game_stats import GameStats, log_action_fractions
+from rl_platform.sampling.rollout import Carry, RolloutArrays, carry_into, cut_seat
+from rl_platform.sampling.seat_plan import SeatPlan
+
+MAIN_MODULE = "main"
+
+
+@dataclass(frozen=True)
+class VectorRunnerSettings:
+    """What the runner needs besides RLlib's config (bound into a subclass)."""
+
+    env_id: str
+    game_factory: str
+    """`module:attribute` of a `VectorGame` class taking `(num_games, **kwargs)`."""
+    game_kwargs: dict[str, Any]
+    seed: int | None
+
+
+class VectorEnvRunner(MultiAgentEnvRunner):
+    """See the module docstring. Use through `rl_platform.sampling.wiring`."""
+
+    settings: ClassVar[VectorRunnerSettings | None] = None
+
+    # ----- construction -------------------------------------------------------------------
+    def make_env(self) -> None:
+        settings = self._settings()
+        kwargs = dict(settings.game_kwargs)
+        kwargs.pop("seed", None)
+        num_games = int(self.config.num_envs_per_env_runner)
+        self.game: VectorGame = load_factory(settings.game_factory)(num_games, **kwargs)
+        self.env = None
+        self.num_envs = num_games
+        self.agent_ids = tuple(getattr(self.game, "agent_ids", None) or self._default_agents())
+        obs = {aid: self.game.observation_space for aid in self.agent_ids}
+        act = {aid: self.game.action_space for aid in self.agent_ids}
+        spaces = (gym.spaces.Dict(obs), gym.spaces.Dict(act))
+        self.spaces = {"__env__": spaces, "__env_single__": spaces}
+        self._needs_initial_reset = True
+        self._carry: Carry | None = None
+
+    def _default_agents(self) -> list[str]:
+        return [f"player_{p}" for p in range(self.game.num_seats)]
+
+    def _settings(self) -> VectorRunnerSettings:
+        if self.settings is None:
+            raise RuntimeError("VectorEnvRunner has no settings: build it with vector_runner()")
+        return self.settings
+
+    def get_spaces(self) -> dict[str, Any]:
+        if getattr(self, "game", None) is None or not hasattr(self, "_env_to_module"):
+            return self.spaces
+        mapped = self._env_to_module.observation_space.spaces.items()
+        return {
+            **self.spaces,
+            **{mid: (space, self._env_to_module.action_space[mid]) for mid, space in mapped},
+        }
+
+    def assert_healthy(self) -> None:
+        assert getattr(self, "game", None) is not None and self.module is not None
+
+    def stop(self) -> None:
+        close = getattr(getattr(self, "game", None), "close", None)
+        if close is not None:
+            close()
+
+    # ----- sampling -----------------------------------------------------------------------
+    def sample(
+        self,
+        *,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        explore: bool | None = None,
+        random_actions: bool = False,
+        force_reset: bool = False,
+    ) -> list[Any]:
+        if getattr(self, "game", None) is None:
+            raise ValueError(f"{self} has no game; it cannot sample")
+        explore = self.config.explore if explore is None else explore
+        with self.metrics.log_time(SAMPLE_TIMER):
+            if num_episodes is not None:
+                return self._sample_games(num_episodes, explore=explore)
+            if num_timesteps is None:
+                fragment = self.config.get_rollout_fragment_length(self.worker_index)
+                num_timesteps = fragment * self.num_envs
+            if force_reset or self._needs_initial_reset:
+                self._reset_all()
+            steps = max(1, math.ceil(num_timesteps / self.num_envs))
+            return self._rollout(steps, explore=explore)
+
+    def _sample_games(self, num_games: int, *, explore: bool) -> list[Any]:
+        """Complete games only: reset everything, play until `num_games` have ended."""
+        self._reset_all()
+        finished: list[Any] = []
+        done = 0
+        while done < num_games:
+            episodes = self._rollout(max(1, self._steps_hint()), explore=explore)
+            finished += [e for e in episodes if e.is_done]
+            done = len({e.multi_agent_episode_id.rsplit("-", 1)[0] for e in finished})
+        self._needs_initial_reset = True
+        return finished
+
+    def _steps_hint(self) -> int:
+        return int(getattr(self.game, "max_steps", 0) or 64)
+
+    def _reset_all(self) -> None:
+        game = self.game
+        seed = (
+            None
+            if self._settings().seed is None
+            else self._settings().seed + 1000 * (self.worker_index or 0)
+        )
+        start = game.reset(seed=seed)
+        self._obs, self._acting = start.obs, start.acting
+        self._module_ids = tuple(self.module.keys())
+        self._trained = self._trained_modules()
+        self._seats = SeatPlan.mirror(
+            module_ids=self._module_ids,
+            main=self._main_module(),
+            num_games=game.num_games,
+            num_seats=game.num_seats,
+        )
+        self._seats.draw(
+            np.arange(game.num_games), routing.current_plan(), main=self._main_module()
+        )
+        self._uids = np.arange(game.num_games, dtype=np.int64)
+        self._next_uid = game.num_games
+        self._seat_t = np.zeros((game.num_games, game.num_seats), np.int64)
+        self._stats = GameStats(
+            num_games=game.num_games,
+            num_seats=game.num_seats,
+            components=game.reward_components,
+        )
+        self._bc = BCRows.find(self._env_to_module, num_games=game.num_games)
+        self._rng = np.random.default_rng(seed)
+        self._tag = uuid.uuid4().hex[:8]
+        self._carry = None
+        self._needs_initial_reset = False
+
+    def _main_module(self) -> str:
+        return MAIN_MODULE if MAIN_MODULE in self._module_ids else self._module_ids[0]
+
+    def _trained_modules(self) -> frozenset[str]:
+        chosen = self.config.policies_to_train
+        if chosen is None or callable(chosen):
+            torch_modules = {
+                mid for mid in self._module_ids if hasattr(self.module[mid], "parameters")
+            }
+            if callable(chosen):
+                return frozenset(m for m in torch_modules if chosen(m, None))
+            return frozenset(torch_modules)
+        return frozenset(chosen)
+
+    def _rollout(self, steps: int, *, explore: bool) -> list[Any]:
+        arrays = RolloutArrays.allocate(steps=steps, obs=self._obs, num_games=self.game.num_games)
+        carry_into(arrays, self._carry)
+        arrays.episode_uid[0] = self._uids
+        trained_actions: list[tuple[str, np.ndarray]] = []
+        for row in range(1, steps + 1):
+            actions = self._act(arrays, row, explore=explore, trained_actions=trained_actions)
+            self._advance(arrays, row, actions)
+        self._log_counts(steps, trained_actions)
+        return self._build_episodes(arrays)
+
+    def _act(
+        self, arrays: RolloutArrays, row: int, *, explore: bool, trained_actions: list
+    ) -> np.ndarray:
+        """Actions [N, P] of every acting seat; records the trained seats' decisions."""
+        actions = np.zeros(self._acting.shape, np.int64)
+        module_of = self._seats.module_of
+        arrays.episode_uid[row] = self._uids
+        for index in np.unique(module_of[self._acting]).tolist():
+            games, seats = np.nonzero(self._acting & (module_of == index))
+            module_id = self._module_ids[index]
+            obs = take_rows(self._obs, (games, seats))
+            output = module_actions.act(
+                self.module[module_id], obs, explore=explore, device=self._device
+            )
+            if module_id not in self._trained:
+                actions[games, seats] = output.actions
+                continue
+            if self._bc is not None and module_id == self._bc.module_id and explore:
+                self._bc.label(arrays, row, games, seats, obs, output, uids=self._uids)
+            actions[games, seats] = output.actions
+            self._record(arrays, row, games, seats, index, obs, output, explore=explore)
+            trained_actions.append((module_id, output.actions))
+        return actions
+
+    def _record(self, arrays, row, games, seats, index, obs, output, *, explore: bool) -> None:
+        put_rows(arrays.obs, (row, games, seats), obs)
+        arrays.actions[row, games, seats] = output.actions
+        arrays.decided[row, games, seats] = True
+        arrays.module[row, games, seats] = index
+        if explore:
+            for name, values in output.extras().items():
+                arrays.record_extra(name, row, (games, seats), values)
+
+    def _advance(self, arrays: RolloutArrays, row: int, actions: np.ndarray) -> None:
+        out = self.game.step(actions)
+        arrays.rewards[row] = out.rewards
+        self._stats.add_step(out.rewards, out.components)
+        done = out.done
+        if done.any():
+            ended = np.flatnonzero(done)
+            arrays.ended[row, ended] = True
+            arrays.terminated[row, ended] = out.terminated[ended]
+            arrays.truncated[row, ended] = out.truncated[ended]
+            put_rows(arrays.final_obs, (row, ended), take_rows(out.final_obs, ended))
+            results = self._stats.finish(
+                ended,
+                winner=out.winner,
+                seats=self._seats,
+                trained=self._trained,
+                logger=self.metrics,
+            )
+            if self._bc is not None:
+                self._bc.log_results(results, self.metrics)
+            self._seats.draw(ended, routing.current_plan(), main=self._main_module())
+            self._uids[ended] = np.arange(self._next_uid, self._next_uid + len(ended))
+            self._next_uid += len(ended)
+        self._obs, self._acting = out.obs, out.acting
+
+    def _log_counts(self, steps: int, trained_actions: list[tuple[str, np.ndarray]]) -> None:
+        env_steps = steps * self.num_envs
+        self.metrics.log_value(NUM_ENV_STEPS_SAMPLED, env_steps, reduce="sum")
+        self.metrics.log_value(
+            NUM_ENV_STEPS_SAMPLED_LIFETIME, env_steps, reduce="lifetime_sum", with_throughput=True
+        )
+        self.num_env_steps_sampled_lifetime += env_steps
+        for agent_id in self.agent_ids:
+            self.metrics.log_value((NUM_AGENT_STEPS_SAMPLED, agent_id), steps, reduce="sum")
+        counts: dict[str, int] = {}
+        for module_id, actions in trained_actions:
+            counts[module_id] = counts.get(module_id, 0) + len(actions)
+        for module_id, count in counts.items():
+            self.metrics.log_value((NUM_MODULE_STEPS_SAMPLED, module_id), count, reduce="sum")
+        if trained_actions:
+            every = np.concatenate([actions for _, actions in trained_actions])
+            log_action_fractions(every, int(self.game.action_space.n), self.metrics)
+
+    def _build_episodes(self, arrays: RolloutArrays) -> list[Any]:
+        trajectories, pending = [], []
+        for game, seat in zip(*np.nonzero(self._recorded_seats(arrays)), strict=True):
+            cut = cut_seat(
+                arrays,
+                game=int(game),
+                seat=int(seat),
+                acting_now=bool(self._acting[game, seat]),
+                current_obs=self._obs,
+                t_started=int(self._seat_t[game, seat]),
+            )
+            trajectories += cut.trajectories
+            self._seat_t[game, seat] = cut.t_next
+            if cut.pending_row is not None:
+                pending.append((int(game), int(seat), cut.pending_row, cut.pending_reward))
+        self._carry = _carry_from(arrays, pending)
+        return [
+            to_episode(
+                t,
+                runner_tag=self._tag,
+                agent_ids=self.agent_ids,
+                module_ids=self._module_ids,
+                observation_space=self.game.observation_space,
+                action_space=self.game.action_space,
+            )
+            for t in trajectories
+            if len(t)
+        ]
+
+    def _recorded_seats(self, arrays: RolloutArrays) -> np.ndarray:
+        return arrays.decided.any(axis=0)
+
+
+def _carry_from(arrays: RolloutArrays, pending: list[tuple[int, int, int, float]]) -> Carry | None:
+    if not pending:
+        return None
+    games = np.asarray([p[0] for p in pending])
+    seats = np.asarray([p[1] for p in pending])
+    rows = np.asarray([p[2] for p in pending])
+    return Carry(
+        seats=np.stack([games, seats], axis=1),
+        obs=take_rows(arrays.obs, (rows, games, seats)),
+        actions=arrays.actions[rows, games, seats],
+        rewards=np.asarray([p[3] for p in pending], np.float32),
+        module=arrays.module[rows, games, seats],
+        extras={name: values[rows, games, seats] for name, values in arrays.extras.items()},
+    )

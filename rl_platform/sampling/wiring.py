@@ -1,0 +1,43 @@
+"""Config extension that puts the array env runner into an RLlib config (RLlib adapter).
+
+`vector_runner_extension(config, spec)` resolves `env.runner` (`choice.choose_runner`),
+logs the choice, and for `vector` binds the game settings into a `VectorEnvRunner`
+subclass passed as `env_runner_cls` (RLlib instantiates runners from the class alone,
+locally and in remote actors, so settings travel as class attributes).
+"""
+
+from loguru import logger
+from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+
+from rl_platform.envs.catalog import vector_game_of
+from rl_platform.sampling.choice import choose_runner
+from rl_platform.sampling.vector_env_runner import VectorEnvRunner, VectorRunnerSettings
+from rl_platform.spec import ExperimentSpec
+
+
+def vector_runner_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
+    """Use `VectorEnvRunner` when the spec resolves to the array runner (module docstring)."""
+    choice = choose_runner(
+        requested=spec.env.runner,
+        env_id=spec.env.id,
+        algo=spec.algo,
+        model_type=spec.model.type,
+        wrappers=list(spec.env.wrappers),
+    )
+    if choice.kind != "vector":
+        logger.info("env runner: rllib (stock MultiAgentEnvRunner or SingleAgentEnvRunner)")
+        return config
+    factory = vector_game_of(spec.env.id)
+    assert factory is not None
+    kwargs = dict(spec.env.kwargs)
+    settings = VectorRunnerSettings(
+        env_id=spec.env.id,
+        game_factory=factory,
+        game_kwargs=kwargs,
+        seed=kwargs.get("seed", spec.seed),
+    )
+    bound = type("BoundVectorEnvRunner", (VectorEnvRunner,), {"settings": settings})
+    logger.info(
+        "env runner: vector ({} games per runner; {})", spec.env.envs_per_runner, choice.reason
+    )
+    return config.env_runners(env_runner_cls=bound)
