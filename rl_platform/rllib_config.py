@@ -211,9 +211,10 @@ def _apply_modules(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmCo
     if spec.model.type == "transformer_lstm":
         from rl_platform.modules import history_connector_for
 
-        config = config.env_runners(
-            env_to_module_connector=history_connector_for(dict(spec.model.settings))
+        connector = history_connector_for(
+            dict(spec.model.settings), multi_agent=is_multi_agent(spec.env.id)
         )
+        config = config.env_runners(env_to_module_connector=connector)
     if not is_multi_agent(spec.env.id):
         return config.rl_module(rl_module_spec=module_spec)
     if spec.model.type in STATEFUL_MODEL_TYPES:

@@ -2,8 +2,8 @@
 
 The array runner needs a game with a vectorized core (`PlatformEnv.vector_game`), an
 on-policy algorithm whose learner reads episodes through the default PPO-family learner
-connectors, and a stateless model (recurrent state and the opponent-history window are
-carried by RLlib's connectors, which the array runner does not run).
+connectors, and no env wrappers (they wrap RLlib's per-env copies). Every model type runs on
+it: recurrent states and the opponent-history window live in the runner's arrays.
 """
 
 from dataclasses import dataclass
@@ -12,7 +12,6 @@ from typing import Literal
 from rl_platform.envs.catalog import vector_game_of
 
 VECTOR_ALGOS = ("PPO", "APPO", "IMPALA")
-STATELESS_MODELS = ("default", "mlp")
 
 
 @dataclass(frozen=True)
@@ -21,24 +20,20 @@ class RunnerChoice:
     reason: str
 
 
-def _blocker(*, env_id: str, algo: str, model_type: str, wrappers: list[str]) -> str | None:
+def _blocker(*, env_id: str, algo: str, wrappers: list[str]) -> str | None:
     """Why the array runner cannot run this spec, or None if it can."""
     if vector_game_of(env_id) is None:
         return f"env {env_id!r} has no vectorized game core"
     if algo not in VECTOR_ALGOS:
         return f"algo {algo} is not one of {', '.join(VECTOR_ALGOS)}"
-    if model_type not in STATELESS_MODELS:
-        return f"model.type {model_type} keeps recurrent state (only {STATELESS_MODELS} so far)"
     if wrappers:
         return f"env.wrappers {wrappers} apply to RLlib's per-env copies"
     return None
 
 
-def choose_runner(
-    *, requested: str, env_id: str, algo: str, model_type: str, wrappers: list[str]
-) -> RunnerChoice:
+def choose_runner(*, requested: str, env_id: str, algo: str, wrappers: list[str]) -> RunnerChoice:
     """Resolve `env.runner`; raises ValueError when `vector` is asked for and impossible."""
-    blocker = _blocker(env_id=env_id, algo=algo, model_type=model_type, wrappers=wrappers)
+    blocker = _blocker(env_id=env_id, algo=algo, wrappers=wrappers)
     if requested == "rllib":
         return RunnerChoice("rllib", "env.runner: rllib")
     if blocker is None:

@@ -8,7 +8,7 @@ for the learner. Modules that return `ACTIONS` themselves (scripted league agent
 directly on numpy observations.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,10 @@ class PolicyOutput:
     actions: np.ndarray
     logits: torch.Tensor | None = None
     dist: Any = None
+    state_out: dict[str, np.ndarray] | None = None
+    """Recurrent modules: the state after this step, per state key `[B, ...]`."""
+    extra_columns: dict[str, np.ndarray] = field(default_factory=dict)
+    """Further per-row columns the runner stores with the step (recurrent states)."""
 
     def logp(self, actions: np.ndarray) -> np.ndarray:
         """Log-probabilities of `actions` (e.g. teacher-led overrides) under this output."""
@@ -39,12 +43,33 @@ class PolicyOutput:
         }
 
 
-def act(module: Any, obs: Any, *, explore: bool, device: Any = None) -> PolicyOutput:
-    """Actions for a batch of observations `obs` (array or dict of arrays, leading B)."""
+def act(
+    module: Any,
+    obs: Any,
+    *,
+    explore: bool,
+    device: Any = None,
+    state_in: dict[str, np.ndarray] | None = None,
+) -> PolicyOutput:
+    """Actions for a batch of observations `obs` (array or dict of arrays, leading B).
+
+    Recurrent modules get `state_in` and a time axis of 1, as RLlib's
+    AddTimeDimToBatchAndZeroPad gives them on env runners.
+    """
     if not isinstance(module, torch.nn.Module):
         out = module.forward_inference({Columns.OBS: obs})
         return PolicyOutput(actions=np.asarray(out[Columns.ACTIONS], np.int64))
-    batch = {Columns.OBS: tree.map_structure(lambda x: torch.as_tensor(x, device=device), obs)}
+
+    def tensor(x: Any) -> torch.Tensor:
+        return torch.as_tensor(x, device=device)
+
+    if state_in is None:
+        batch = {Columns.OBS: tree.map_structure(tensor, obs)}
+    else:
+        batch = {
+            Columns.OBS: tree.map_structure(lambda x: tensor(x)[:, None], obs),
+            Columns.STATE_IN: tree.map_structure(tensor, state_in),
+        }
     with torch.no_grad():
         if explore:
             out = module.forward_exploration(batch)
@@ -55,8 +80,13 @@ def act(module: Any, obs: Any, *, explore: bool, device: Any = None) -> PolicyOu
         if Columns.ACTIONS in out and Columns.ACTION_DIST_INPUTS not in out:
             return PolicyOutput(actions=out[Columns.ACTIONS].cpu().numpy().astype(np.int64))
         logits = out[Columns.ACTION_DIST_INPUTS].cpu()
+        if state_in is not None:
+            logits = logits[:, 0]
         dist = dist_cls.from_logits(logits)
         if not explore:
             dist = dist.to_deterministic()
         actions = dist.sample().numpy().astype(np.int64)
-    return PolicyOutput(actions=actions, logits=logits, dist=dist)
+    state_out = None
+    if state_in is not None:
+        state_out = {k: v.detach().cpu().numpy() for k, v in out[Columns.STATE_OUT].items()}
+    return PolicyOutput(actions=actions, logits=logits, dist=dist, state_out=state_out)

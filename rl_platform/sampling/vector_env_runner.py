@@ -19,11 +19,12 @@ league's slot plan (`seat_plan.SeatPlan`), results go to the league callback's m
 
 import math
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+import torch
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.utils.metrics import (
     NUM_AGENT_STEPS_SAMPLED,
@@ -40,8 +41,10 @@ from rl_platform.sampling import module_actions
 from rl_platform.sampling.bc_rows import BCRows
 from rl_platform.sampling.episodes import to_episode
 from rl_platform.sampling.game_stats import GameStats, log_action_fractions
+from rl_platform.sampling.model_inputs import model_inputs_for
 from rl_platform.sampling.rollout import Carry, RolloutArrays, carry_into, cut_seat
 from rl_platform.sampling.seat_plan import SeatPlan
+from rl_platform.sampling.seat_states import SeatStates, state_extras
 
 MAIN_MODULE = "main"
 
@@ -55,6 +58,9 @@ class VectorRunnerSettings:
     """`module:attribute` of a `VectorGame` class taking `(num_games, **kwargs)`."""
     game_kwargs: dict[str, Any]
     seed: int | None
+    model_type: str = "mlp"
+    model_config: dict[str, Any] = field(default_factory=dict)
+    """The spec's model keys: transformer_lstm reads `history` and `obs_split` from them."""
 
 
 class VectorEnvRunner(MultiAgentEnvRunner):
@@ -152,7 +158,11 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         )
         start = game.reset(seed=seed)
         self._obs, self._acting = start.obs, start.acting
+        settings = self._settings()
+        self._inputs = model_inputs_for(settings.model_config, settings.model_type)
+        self._model_obs = self._inputs.start(self._obs, self._acting)
         self._module_ids = tuple(self.module.keys())
+        self._states = self._seat_states()
         self._trained = self._trained_modules()
         self._seats = SeatPlan.mirror(
             module_ids=self._module_ids,
@@ -177,6 +187,14 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         self._carry = None
         self._needs_initial_reset = False
 
+    def _seat_states(self) -> SeatStates | None:
+        main = self.module[self._main_module()]
+        if not (hasattr(main, "is_stateful") and main.is_stateful()):
+            return None
+        return SeatStates(
+            main.get_initial_state(), num_games=self.game.num_games, num_seats=self.game.num_seats
+        )
+
     def _main_module(self) -> str:
         return MAIN_MODULE if MAIN_MODULE in self._module_ids else self._module_ids[0]
 
@@ -192,7 +210,9 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         return frozenset(chosen)
 
     def _rollout(self, steps: int, *, explore: bool) -> list[Any]:
-        arrays = RolloutArrays.allocate(steps=steps, obs=self._obs, num_games=self.game.num_games)
+        arrays = RolloutArrays.allocate(
+            steps=steps, obs=self._model_obs, num_games=self.game.num_games
+        )
         carry_into(arrays, self._carry)
         arrays.episode_uid[0] = self._uids
         trained_actions: list[tuple[str, np.ndarray]] = []
@@ -212,10 +232,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         for index in np.unique(module_of[self._acting]).tolist():
             games, seats = np.nonzero(self._acting & (module_of == index))
             module_id = self._module_ids[index]
-            obs = take_rows(self._obs, (games, seats))
-            output = module_actions.act(
-                self.module[module_id], obs, explore=explore, device=self._device
-            )
+            output, obs = self._forward(module_id, games, seats, explore=explore)
             if module_id not in self._trained:
                 actions[games, seats] = output.actions
                 continue
@@ -226,6 +243,24 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             trained_actions.append((module_id, output.actions))
         return actions
 
+    def _forward(
+        self, module_id: str, games: np.ndarray, seats: np.ndarray, *, explore: bool
+    ) -> tuple[module_actions.PolicyOutput, Any]:
+        """One forward pass of `module_id` over its seats; returns (output, model inputs)."""
+        module = self.module[module_id]
+        if not isinstance(module, torch.nn.Module):  # scripted agents read raw observations
+            obs = take_rows(self._obs, (games, seats))
+            return module_actions.act(module, obs, explore=explore), obs
+        obs = take_rows(self._model_obs, (games, seats))
+        state_in = self._states.rows(games, seats) if self._states is not None else None
+        output = module_actions.act(
+            module, obs, explore=explore, device=self._device, state_in=state_in
+        )
+        if state_in is not None and output.state_out is not None:
+            self._states.write(games, seats, output.state_out)
+            output.extra_columns = state_extras(state_in, output.state_out)
+        return output, obs
+
     def _record(self, arrays, row, games, seats, index, obs, output, *, explore: bool) -> None:
         put_rows(arrays.obs, (row, games, seats), obs)
         arrays.actions[row, games, seats] = output.actions
@@ -234,18 +269,25 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         if explore:
             for name, values in output.extras().items():
                 arrays.record_extra(name, row, (games, seats), values)
+        for name, values in output.extra_columns.items():
+            arrays.record_extra(name, row, (games, seats), values)
 
     def _advance(self, arrays: RolloutArrays, row: int, actions: np.ndarray) -> None:
         out = self.game.step(actions)
         arrays.rewards[row] = out.rewards
         self._stats.add_step(out.rewards, out.components)
         done = out.done
+        self._model_obs, model_final = self._inputs.advance(
+            out.obs, out.acting, done, out.final_obs
+        )
         if done.any():
             ended = np.flatnonzero(done)
             arrays.ended[row, ended] = True
             arrays.terminated[row, ended] = out.terminated[ended]
             arrays.truncated[row, ended] = out.truncated[ended]
-            put_rows(arrays.final_obs, (row, ended), take_rows(out.final_obs, ended))
+            put_rows(arrays.final_obs, (row, ended), take_rows(model_final, ended))
+            if self._states is not None:
+                self._states.restart(ended)
             results = self._stats.finish(
                 ended,
                 winner=out.winner,
@@ -286,7 +328,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
                 game=int(game),
                 seat=int(seat),
                 acting_now=bool(self._acting[game, seat]),
-                current_obs=self._obs,
+                current_obs=self._model_obs,
                 t_started=int(self._seat_t[game, seat]),
             )
             trajectories += cut.trajectories

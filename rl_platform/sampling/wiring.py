@@ -21,7 +21,6 @@ def vector_runner_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> Al
         requested=spec.env.runner,
         env_id=spec.env.id,
         algo=spec.algo,
-        model_type=spec.model.type,
         wrappers=list(spec.env.wrappers),
     )
     if choice.kind != "vector":
@@ -35,6 +34,8 @@ def vector_runner_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> Al
         game_factory=factory,
         game_kwargs=kwargs,
         seed=kwargs.get("seed", spec.seed),
+        model_type=spec.model.type,
+        model_config=dict(spec.model.settings),
     )
     bound = type("BoundVectorEnvRunner", (VectorEnvRunner,), {"settings": settings})
     logger.info(

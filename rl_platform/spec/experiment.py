@@ -119,7 +119,6 @@ class ExperimentSpec(SpecModel):
                 requested=self.env.runner,
                 env_id=self.env.id,
                 algo=self.algo,
-                model_type=self.model.type,
                 wrappers=list(self.env.wrappers),
             )
         except ValueError as err:

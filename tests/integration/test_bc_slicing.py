@@ -6,6 +6,7 @@ duel, `main` vs the scripted `based` through a league, 2 envs: 1 teacher-led, 1 
 """
 
 import functools
+from typing import Any
 
 import numpy as np
 import pytest
@@ -100,13 +101,27 @@ def test_settings_pushed_by_the_driver_move_the_slices(cartpole_algo):
     assert modes == {BCMode.STUDENT_LED}
 
 
-def test_duel_main_is_cloned_and_the_scripted_opponent_untouched(ray_local, tmp_path):
+def _module_episodes(episode: Any) -> list[tuple[str, Any]]:
+    """(module id, single-agent episode) pairs of a stock multi-agent episode or of the
+    array runner's per-seat episodes."""
+    if hasattr(episode, "agent_episodes"):
+        return [(episode.module_for(a), sa) for a, sa in episode.agent_episodes.items()]
+    return [(episode.module_id, episode)]
+
+
+@pytest.mark.parametrize("runner", ["rllib", "vector"])
+def test_duel_main_is_cloned_and_the_scripted_opponent_untouched(ray_local, tmp_path, runner):
     from rl_platform.league.callback import league_extension
 
     spec = ExperimentSpec.model_validate(
         {
             "name": "bc_slicing_duel",
-            "env": {"id": "rlp/Duel-v0", "envs_per_runner": 2, "kwargs": {"max_steps": 200}},
+            "env": {
+                "id": "rlp/Duel-v0",
+                "envs_per_runner": 2,
+                "kwargs": {"max_steps": 200},
+                "runner": runner,
+            },
             "model": {"hidden": [16]},
             "training": {"train_batch_size": 200, "minibatch_size": 100, "num_epochs": 1},
             "league": {"opponent_mix": {"based": 1.0}, "scripted": ["based"], "slots": 1},
@@ -121,10 +136,10 @@ def test_duel_main_is_cloned_and_the_scripted_opponent_untouched(ray_local, tmp_
         algo.stop()
     steps = {mode: 0 for mode in BCMode}
     for episode in episodes:
-        for agent_id, sa_episode in episode.agent_episodes.items():
+        for module_id, sa_episode in _module_episodes(episode):
             if len(sa_episode) == 0:
                 continue
-            if episode.module_for(agent_id) != "main":
+            if module_id != "main":
                 assert TEACHER_ACTION not in sa_episode.extra_model_outputs
                 continue
             actions, labels, modes = _columns(sa_episode)

@@ -38,6 +38,37 @@ CONNECT_FOUR = {
 }
 
 
+LSTM = {
+    "type": "lstm",
+    "encoder": [16],
+    "lstm_cell_size": 16,
+    "actor": [16],
+    "critic": [16],
+    "max_seq_len": 8,
+}
+TRANSFORMER = {
+    "type": "transformer_lstm",
+    "history": 6,
+    "layers": 1,
+    "heads": 2,
+    "d_model": 16,
+    "lstm_cell_size": 16,
+    "actor": [16],
+    "critic": [16],
+    "obs_encoder": [16],
+    "max_seq_len": 8,
+    "obs_split": {"self": [0, 32], "opponent": [32, 64]},
+}
+C4_TRANSFORMER = {**TRANSFORMER, "obs_split": {"self": [0, 42], "opponent": [42, 84]}}
+CASES = [
+    pytest.param(DUEL, 4 * 60, id="duel-mlp"),
+    pytest.param({**DUEL, "model": LSTM}, 4 * 60, id="duel-lstm"),
+    pytest.param({**DUEL, "model": TRANSFORMER}, 4 * 60, id="duel-transformer"),
+    pytest.param(CONNECT_FOUR, 4 * 50, id="connect_four-mlp"),
+    pytest.param({**CONNECT_FOUR, "model": C4_TRANSFORMER}, 4 * 50, id="connect_four-transformer"),
+]
+
+
 def _runner(data: dict, runner: str) -> Any:
     spec = validate_spec_data({**data, "env": {**data["env"], "runner": runner}})
     return build_algorithm_config(spec).build_algo()
@@ -66,7 +97,7 @@ def _sample_greedy(algo: Any, weights: Any, steps: int) -> dict[str, dict[str, A
     return _finished_trajectories(runner.sample(num_timesteps=steps, explore=False))
 
 
-@pytest.mark.parametrize(("data", "steps"), [(DUEL, 4 * 60), (CONNECT_FOUR, 4 * 50)])
+@pytest.mark.parametrize(("data", "steps"), CASES)
 def test_vector_and_stock_runner_record_the_same_games(ray_local, data, steps) -> None:
     stock, vector = _runner(data, "rllib"), _runner(data, "vector")
     try:
