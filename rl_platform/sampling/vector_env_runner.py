@@ -170,9 +170,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             num_games=game.num_games,
             num_seats=game.num_seats,
         )
-        self._seats.draw(
-            np.arange(game.num_games), routing.current_plan(), main=self._main_module()
-        )
+        self._seats.draw(np.arange(game.num_games), self._plan(), main=self._main_module())
         self._uids = np.arange(game.num_games, dtype=np.int64)
         self._next_uid = game.num_games
         self._seat_t = np.zeros((game.num_games, game.num_seats), np.int64)
@@ -194,6 +192,12 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         return SeatStates(
             main.get_initial_state(), num_games=self.game.num_games, num_seats=self.game.num_seats
         )
+
+    def _plan(self) -> routing.RunnerPlan | None:
+        """The league's slot plan on this process; None without a league (mirror games)."""
+        if self.config.policy_mapping_fn is not routing.league_mapping_fn:
+            return None
+        return routing.current_plan()
 
     def _main_module(self) -> str:
         return MAIN_MODULE if MAIN_MODULE in self._module_ids else self._module_ids[0]
@@ -237,7 +241,8 @@ class VectorEnvRunner(MultiAgentEnvRunner):
                 actions[games, seats] = output.actions
                 continue
             if self._bc is not None and module_id == self._bc.module_id and explore:
-                self._bc.label(arrays, row, games, seats, obs, output, uids=self._uids)
+                raw = take_rows(self._obs, (games, seats))
+                self._bc.label(arrays, row, games, seats, raw, output, uids=self._uids)
             actions[games, seats] = output.actions
             self._record(arrays, row, games, seats, index, obs, output, explore=explore)
             trained_actions.append((module_id, output.actions))
@@ -297,7 +302,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             )
             if self._bc is not None:
                 self._bc.log_results(results, self.metrics)
-            self._seats.draw(ended, routing.current_plan(), main=self._main_module())
+            self._seats.draw(ended, self._plan(), main=self._main_module())
             self._uids[ended] = np.arange(self._next_uid, self._next_uid + len(ended))
             self._next_uid += len(ended)
         self._obs, self._acting = out.obs, out.acting

@@ -32,6 +32,7 @@ from rl_platform.losses.bc import ppo_loss_mask
 from rl_platform.rllib_config import build_algorithm_config
 from rl_platform.run.metrics import extract_metrics
 from rl_platform.spec import ExperimentSpec
+from tests.integration.episode_support import module_episodes
 
 LSTM_BATCH, LSTM_ITERATIONS = 400, 12
 LSTM_BUDGET = 5000  # env steps: 12 x 400 plus CartPole's auto-reset steps (measured 4821)
@@ -239,14 +240,22 @@ def teacher_calls(monkeypatch) -> list[tuple[list[tuple], Any]]:
     return calls
 
 
-def test_transformer_lstm_bc_ppo_on_the_duel(ray_local, one_torch_thread, teacher_calls, tmp_path):
+@pytest.mark.parametrize("runner", ["rllib", "vector"])
+def test_transformer_lstm_bc_ppo_on_the_duel(
+    ray_local, one_torch_thread, teacher_calls, tmp_path, runner
+):
     from rl_platform.league.callback import league_extension
 
     spec = ExperimentSpec.model_validate(
         {
             "name": "bc_transformer_duel",
             "seed": 0,
-            "env": {"id": "rlp/Duel-v0", "envs_per_runner": 2, "kwargs": {"max_steps": 200}},
+            "env": {
+                "id": "rlp/Duel-v0",
+                "envs_per_runner": 2,
+                "kwargs": {"max_steps": 200},
+                "runner": runner,
+            },
             "model": {
                 "type": "transformer_lstm",
                 "history": 4,
@@ -291,6 +300,14 @@ def test_transformer_lstm_bc_ppo_on_the_duel(ray_local, one_torch_thread, teache
         assert metrics["bc/teacher_led_frac"] + metrics["bc/student_led_frac"] == pytest.approx(1.0)
 
 
+def _teacher_key(episode: Any, sa_episode: Any) -> tuple:
+    """The key the teacher was asked under: (episode id, agent id) on the stock runner,
+    (game uid, seat) on the array runner, whose chunk ids read `<runner>-<game uid>-<n>`."""
+    if hasattr(episode, "agent_episodes"):
+        return (episode.id_, sa_episode.agent_id)
+    return (int(episode.id_.split("-")[1]), int(sa_episode.agent_id.rsplit("_", 1)[1]))
+
+
 def _check_duel_episodes(episodes: list[Any], teacher_calls: list[tuple[list[tuple], Any]]):
     """Teacher-led steps of `main` carry the teacher's actions; the teacher saw raw obs."""
     # Every teacher call got raw duel observations ([n, 64] arrays, never history dicts).
@@ -302,9 +319,9 @@ def _check_duel_episodes(episodes: list[Any], teacher_calls: list[tuple[list[tup
 
     steps = {mode: 0 for mode in BCMode}
     for episode in episodes:
-        for agent_id, sa_episode in episode.agent_episodes.items():
+        for module_id, sa_episode in module_episodes(episode):
             n = len(sa_episode)
-            if n == 0 or episode.module_for(agent_id) != "main":
+            if n == 0 or module_id != "main":
                 continue
             actions = np.asarray(sa_episode.get_actions(slice(0, n)))
             labels = np.asarray(sa_episode.get_extra_model_outputs(TEACHER_ACTION, slice(0, n)))
@@ -316,7 +333,7 @@ def _check_duel_episodes(episodes: list[Any], teacher_calls: list[tuple[list[tup
             # The episode stores what the module saw: own features and the opponent's frames,
             # newest last. Step by step, that is the raw observation the teacher was asked about.
             seen = sa_episode.get_observations(slice(0, n))
-            raw = np.stack(raw_by_key[(episode.id_, agent_id)][:n])
+            raw = np.stack(raw_by_key[_teacher_key(episode, sa_episode)][:n])
             np.testing.assert_array_equal(raw[:, :DUEL_SELF_DIM], seen[SELF_KEY])
             np.testing.assert_array_equal(raw[:, DUEL_SELF_DIM:], seen[HISTORY_KEY][:, -1, :])
     assert steps[BCMode.TEACHER_LED] == steps[BCMode.STUDENT_LED] == 100

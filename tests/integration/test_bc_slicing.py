@@ -6,7 +6,6 @@ duel, `main` vs the scripted `based` through a league, 2 envs: 1 teacher-led, 1 
 """
 
 import functools
-from typing import Any
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from rl_platform.bc.slicing import BC_MODE, TEACHER_ACTION, BCMode
 from rl_platform.rllib_config import build_algorithm_config
 from rl_platform.spec import ExperimentSpec
 from rl_platform.teachers.cartpole import make_balance
+from tests.integration.episode_support import module_episodes
 
 STEPS_PER_ENV = 30
 
@@ -101,14 +101,6 @@ def test_settings_pushed_by_the_driver_move_the_slices(cartpole_algo):
     assert modes == {BCMode.STUDENT_LED}
 
 
-def _module_episodes(episode: Any) -> list[tuple[str, Any]]:
-    """(module id, single-agent episode) pairs of a stock multi-agent episode or of the
-    array runner's per-seat episodes."""
-    if hasattr(episode, "agent_episodes"):
-        return [(episode.module_for(a), sa) for a, sa in episode.agent_episodes.items()]
-    return [(episode.module_id, episode)]
-
-
 @pytest.mark.parametrize("runner", ["rllib", "vector"])
 def test_duel_main_is_cloned_and_the_scripted_opponent_untouched(ray_local, tmp_path, runner):
     from rl_platform.league.callback import league_extension
@@ -136,7 +128,7 @@ def test_duel_main_is_cloned_and_the_scripted_opponent_untouched(ray_local, tmp_
         algo.stop()
     steps = {mode: 0 for mode in BCMode}
     for episode in episodes:
-        for module_id, sa_episode in _module_episodes(episode):
+        for module_id, sa_episode in module_episodes(episode):
             if len(sa_episode) == 0:
                 continue
             if module_id != "main":

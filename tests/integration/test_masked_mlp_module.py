@@ -16,6 +16,7 @@ from rl_platform.errors import SpecError
 from rl_platform.modules.masked_mlp_module import MaskedMLPModule
 from rl_platform.rllib_config import _module_spec, build_algorithm_config
 from rl_platform.spec import validate_spec_data
+from tests.integration.episode_support import module_episodes
 
 OBS = gym.spaces.Box(0.0, 1.0, (84,), np.float32)
 ACTIONS = gym.spaces.Discrete(7)
@@ -119,7 +120,7 @@ def test_ppo_self_play_on_connect_four_with_the_mlp(ray_local) -> None:
         episodes = algo.env_runner.sample(num_timesteps=100, random_actions=False)
         moves = 0
         for episode in episodes:
-            for agent in episode.agent_episodes.values():
+            for _, agent in module_episodes(episode):
                 obs = agent.get_observations(slice(0, len(agent)))
                 for mask, action in zip(obs["action_mask"], agent.get_actions(), strict=True):
                     assert mask[action] == 1.0
