@@ -9,7 +9,7 @@ it: recurrent states and the opponent-history window live in the runner's arrays
 from dataclasses import dataclass
 from typing import Literal
 
-from rl_platform.envs.catalog import vector_game_of
+from rl_platform.envs.catalog import is_multi_agent, vector_game_of
 
 VECTOR_ALGOS = ("PPO", "APPO", "IMPALA")
 
@@ -22,8 +22,8 @@ class RunnerChoice:
 
 def _blocker(*, env_id: str, algo: str, wrappers: list[str]) -> str | None:
     """Why the array runner cannot run this spec, or None if it can."""
-    if vector_game_of(env_id) is None:
-        return f"env {env_id!r} has no vectorized game core"
+    if vector_game_of(env_id) is None or not is_multi_agent(env_id):
+        return f"env {env_id!r} has no vectorized multi-agent game core"
     if algo not in VECTOR_ALGOS:
         return f"algo {algo} is not one of {', '.join(VECTOR_ALGOS)}"
     if wrappers:

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 import tree
 from ray.rllib.core.columns import Columns
+from ray.rllib.core.distribution.torch.torch_distribution import TorchCategorical
 
 
 @dataclass
@@ -29,10 +30,16 @@ class PolicyOutput:
     extra_columns: dict[str, np.ndarray] = field(default_factory=dict)
     """Further per-row columns the runner stores with the step (recurrent states)."""
 
+    log_probs: torch.Tensor | None = None
+    """Categorical outputs: log-probabilities of every action `[B, A]` (the fast path)."""
+
     def logp(self, actions: np.ndarray) -> np.ndarray:
         """Log-probabilities of `actions` (e.g. teacher-led overrides) under this output."""
         with torch.no_grad():
-            return self.dist.logp(torch.from_numpy(actions)).numpy()
+            index = torch.from_numpy(actions)
+            if self.log_probs is not None:
+                return self.log_probs.gather(-1, index[:, None])[:, 0].numpy()
+            return self.dist.logp(index).numpy()
 
     def extras(self) -> dict[str, np.ndarray]:
         if self.logits is None:
@@ -71,22 +78,53 @@ def act(
             Columns.STATE_IN: tree.map_structure(tensor, state_in),
         }
     with torch.no_grad():
+        # The `_forward_*` methods: RLlib's public wrappers switch the module to eval() and
+        # back to train() around every call, a recursive walk over all submodules that cost
+        # ~17% of sampling. The runner keeps its modules in eval mode instead (`eval_mode`).
         if explore:
-            out = module.forward_exploration(batch)
+            out = module._forward_exploration(batch)
             dist_cls = module.get_exploration_action_dist_cls()
         else:
-            out = module.forward_inference(batch)
+            out = module._forward_inference(batch)
             dist_cls = module.get_inference_action_dist_cls()
         if Columns.ACTIONS in out and Columns.ACTION_DIST_INPUTS not in out:
             return PolicyOutput(actions=out[Columns.ACTIONS].cpu().numpy().astype(np.int64))
         logits = out[Columns.ACTION_DIST_INPUTS].cpu()
         if state_in is not None:
             logits = logits[:, 0]
-        dist = dist_cls.from_logits(logits)
-        if not explore:
-            dist = dist.to_deterministic()
-        actions = dist.sample().numpy().astype(np.int64)
-    state_out = None
+        output = _sample(logits, dist_cls, explore=explore)
     if state_in is not None:
-        state_out = {k: v.detach().cpu().numpy() for k, v in out[Columns.STATE_OUT].items()}
-    return PolicyOutput(actions=actions, logits=logits, dist=dist, state_out=state_out)
+        output.state_out = {k: v.detach().cpu().numpy() for k, v in out[Columns.STATE_OUT].items()}
+    return output
+
+
+def _sample(logits: torch.Tensor, dist_cls: type, *, explore: bool) -> PolicyOutput:
+    """Draw actions. RLlib's `TorchCategorical` takes the fast path: the same distribution
+    (softmax of the logits; argmax when not exploring) without building a validated
+    `torch.distributions.Categorical` per step, which cost ~10% of sampling."""
+    if dist_cls is TorchCategorical:
+        log_probs = torch.log_softmax(logits, dim=-1)
+        actions = _draw(log_probs) if explore else logits.argmax(dim=-1)
+        return PolicyOutput(
+            actions=actions.numpy().astype(np.int64), logits=logits, log_probs=log_probs
+        )
+    dist = dist_cls.from_logits(logits)
+    if not explore:
+        dist = dist.to_deterministic()
+    actions = dist.sample().numpy().astype(np.int64)
+    return PolicyOutput(actions=actions, logits=logits, dist=dist)
+
+
+def _draw(log_probs: torch.Tensor) -> torch.Tensor:
+    """One categorical draw per row by inverting the CDF (several times faster than
+    `torch.multinomial` on small batches)."""
+    cdf = log_probs.exp().cumsum(dim=-1)
+    u = torch.rand(cdf.shape[0], 1) * cdf[:, -1:]
+    return torch.searchsorted(cdf, u, right=True)[:, 0].clamp_(max=cdf.shape[-1] - 1)
+
+
+def eval_mode(modules: Any) -> None:
+    """Put every torch module of a MultiRLModule in eval mode, once (see `act`)."""
+    modules.foreach_module(
+        lambda _id, module: module.eval() if isinstance(module, torch.nn.Module) else None
+    )

@@ -162,6 +162,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         self._inputs = model_inputs_for(settings.model_config, settings.model_type)
         self._model_obs = self._inputs.start(self._obs, self._acting)
         self._module_ids = tuple(self.module.keys())
+        module_actions.eval_mode(self.module)
         self._states = self._seat_states()
         self._trained = self._trained_modules()
         self._seats = SeatPlan.mirror(
@@ -220,7 +221,9 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         carry_into(arrays, self._carry)
         arrays.episode_uid[0] = self._uids
         trained_actions: list[tuple[str, np.ndarray]] = []
+        self._moves = np.zeros(self.game.num_seats, np.int64)
         for row in range(1, steps + 1):
+            self._moves += self._acting.sum(axis=0)
             actions = self._act(arrays, row, explore=explore, trained_actions=trained_actions)
             self._advance(arrays, row, actions)
         self._log_counts(steps, trained_actions)
@@ -314,8 +317,9 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             NUM_ENV_STEPS_SAMPLED_LIFETIME, env_steps, reduce="lifetime_sum", with_throughput=True
         )
         self.num_env_steps_sampled_lifetime += env_steps
-        for agent_id in self.agent_ids:
-            self.metrics.log_value((NUM_AGENT_STEPS_SAMPLED, agent_id), steps, reduce="sum")
+        for seat, agent_id in enumerate(self.agent_ids):
+            moves = int(self._moves[seat])
+            self.metrics.log_value((NUM_AGENT_STEPS_SAMPLED, agent_id), moves, reduce="sum")
         counts: dict[str, int] = {}
         for module_id, actions in trained_actions:
             counts[module_id] = counts.get(module_id, 0) + len(actions)

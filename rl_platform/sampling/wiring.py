@@ -24,7 +24,7 @@ def vector_runner_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> Al
         wrappers=list(spec.env.wrappers),
     )
     if choice.kind != "vector":
-        logger.info("env runner: rllib (stock MultiAgentEnvRunner or SingleAgentEnvRunner)")
+        logger.info("env runner: rllib (RLlib's stock runner; {})", choice.reason)
         return config
     factory = vector_game_of(spec.env.id)
     assert factory is not None

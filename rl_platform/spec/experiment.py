@@ -122,7 +122,7 @@ class ExperimentSpec(SpecModel):
                 wrappers=list(self.env.wrappers),
             )
         except ValueError as err:
-            raise ValueError(f"env.runner: {err}") from None
+            raise ValueError(str(err)) from None
         return self
 
     @field_validator("name")
