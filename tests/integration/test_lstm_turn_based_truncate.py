@@ -132,6 +132,9 @@ def test_ppo_lstm_connect_four_with_truncated_episodes(ray_local) -> None:
         "critic": [16],
         "max_seq_len": 8,
     }
+    # The cut of MultiAgentEpisodes is RLlib's stock runner's; the array runner cuts its own
+    # chunks (tests/integration/test_vector_runner_training.py).
+    data["env"]["runner"] = "rllib"
     spec = validate_spec_data(data)
     # 25 steps per env runner call: games (7-42 moves) are cut mid-game in most batches.
     config = build_algorithm_config(spec).env_runners(
