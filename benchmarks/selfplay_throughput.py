@@ -1,7 +1,7 @@
 """Self-play throughput: RLlib's stock runner vs rl_platform's array runner vs plain torch.
 
-    uv run python benchmarks/selfplay_throughput.py [--iterations 4] [--sample-steps 64000]
-        [--games duel connect_four] [--out results.json]
+    uv run python benchmarks/selfplay_throughput.py [--rounds 6] [--games duel connect_four]
+        [--torch-threads 1] [--out results.json]
 
 One invocation, one process, the same machine, side by side:
 
@@ -10,10 +10,11 @@ One invocation, one process, the same machine, side by side:
 (c) the duel only: a plain-torch PPO loop without Ray (benchmarks/plain_torch_ppo.py) on the
     same vectorized game with the same network, batch, minibatch and epochs: the ceiling.
 
-For each: sampling-only env steps/s (the driver's env runner sampling `--sample-steps`
-with exploration, after one warm-up iteration) and end-to-end env steps/s (`--iterations`
-`algo.train()` calls: sampling, learner connectors, PPO update, weight sync, league
-bookkeeping). Experiments: experiments/duel_selfplay.yaml and
+For each: sampling-only env steps/s (the driver's env runner sampling one train batch of
+env steps with exploration) and end-to-end env steps/s (one `algo.train()`: sampling,
+learner connectors, PPO update, weight sync, league bookkeeping), after one warm-up
+iteration. The contenders alternate round by round (`--rounds` of each), so drifts in the
+machine's speed during the run hit every row alike. Experiments: experiments/duel_selfplay.yaml and
 experiments/connect_four_selfplay.yaml as shipped (their `envs_per_runner` games per runner,
 driver sampling). The plain loop plays `based` in every game where (a) and (b) play the
 league's mix; the env-step cost of both opponents is a vectorized numpy call either way.
@@ -50,58 +51,105 @@ def _env_steps(result: dict[str, Any]) -> int:
     return int(runners.get("num_env_steps_sampled_lifetime", 0) or 0)
 
 
-def measure_rllib(game: str, runner: str, *, iterations: int, sample_steps: int) -> dict:
-    """Sampling-only and end-to-end env steps/s of one experiment file with `runner`."""
-    spec = load_spec(EXPERIMENTS[game], overrides=[f"env.runner={runner}", "logging.wandb=off"])
-    with tempfile.TemporaryDirectory() as run_dir:
+class Contender:
+    """One row: times sampling-only and end-to-end rounds, summed over all rounds."""
+
+    def __init__(self) -> None:
+        self.sampled = self.sample_s = 0.0
+        self.trained = self.train_s = 0.0
+
+    def sample_round(self) -> None:
+        raise NotImplementedError
+
+    def train_round(self) -> None:
+        raise NotImplementedError
+
+    def row(self) -> dict[str, float]:
+        return {
+            "sampling_env_steps_per_s": self.sampled / self.sample_s,
+            "end_to_end_env_steps_per_s": self.trained / self.train_s,
+        }
+
+
+class RLlibContender(Contender):
+    """An experiment file with `env.runner: runner` (the driver's env runner samples)."""
+
+    def __init__(self, game: str, runner: str, run_dir: str) -> None:
+        super().__init__()
+        overrides = [f"env.runner={runner}", "logging.wandb=off"]
+        self.spec = load_spec(EXPERIMENTS[game], overrides=overrides)
         extension = functools.partial(league_extension, run_dir=run_dir)
-        algo = build_algorithm_config(spec, extensions=[extension]).build_algo()
-        try:
-            algo.train()  # warm-up: first update, league init, lazy imports
-            start = time.perf_counter()
-            sampled = 0
-            while sampled < sample_steps:
-                algo.env_runner.sample(explore=True)
-                sampled += int(algo.env_runner.get_metrics().get("num_env_steps_sampled", 0))
-            sample_s = time.perf_counter() - start
-            before = _env_steps(algo.train())
-            start = time.perf_counter()
-            for _ in range(iterations):
-                after = _env_steps(algo.train())
-            train_s = time.perf_counter() - start
-        finally:
-            algo.stop()
-    return {
-        "sampling_env_steps_per_s": sampled / sample_s,
-        "end_to_end_env_steps_per_s": (after - before) / train_s,
-        "envs_per_runner": spec.env.envs_per_runner,
-    }
+        self.algo = build_algorithm_config(self.spec, extensions=[extension]).build_algo()
+        self.steps = _env_steps(self.algo.train())  # warm-up: first update, league init
+
+    def sample_round(self) -> None:
+        start, sampled = time.perf_counter(), 0
+        while sampled < self.spec.training.train_batch_size:
+            self.algo.env_runner.sample(explore=True)
+            sampled += int(self.algo.env_runner.get_metrics().get("num_env_steps_sampled", 0))
+        self.sample_s += time.perf_counter() - start
+        self.sampled += sampled
+
+    def train_round(self) -> None:
+        start = time.perf_counter()
+        steps = _env_steps(self.algo.train())
+        self.train_s += time.perf_counter() - start
+        self.trained += steps - self.steps
+        self.steps = steps
 
 
-def measure_plain(*, iterations: int, sample_steps: int) -> dict:
-    spec = load_spec(EXPERIMENTS["duel"])
-    t = spec.training
-    config = PlainPPOConfig(
-        num_games=spec.env.envs_per_runner,
-        train_batch_size=t.train_batch_size,
-        minibatch_size=t.minibatch_size,
-        num_epochs=t.num_epochs,
-        lr=t.lr,
-        gamma=t.gamma,
-        lam=t.lambda_,
-        entropy_coeff=t.entropy_coeff,
-        vf_loss_coeff=t.vf_loss_coeff,
-        hidden=tuple(spec.model.hidden),
-        seed=spec.seed,
-        torch_threads=torch.get_num_threads(),
-    )
-    sampling = run_plain(config, env_steps=sample_steps, sample_only=True)
-    e2e = run_plain(config, env_steps=(iterations + 1) * t.train_batch_size)
-    return {
-        "sampling_env_steps_per_s": sampling["sample_env_steps_per_s"],
-        "end_to_end_env_steps_per_s": e2e["env_steps_per_s"],
-        "envs_per_runner": config.num_games,
+class PlainContender(Contender):
+    """benchmarks/plain_torch_ppo.py with the duel spec's game count, network and batch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        spec = load_spec(EXPERIMENTS["duel"])
+        t = spec.training
+        self.config = PlainPPOConfig(
+            num_games=spec.env.envs_per_runner,
+            train_batch_size=t.train_batch_size,
+            minibatch_size=t.minibatch_size,
+            num_epochs=t.num_epochs,
+            lr=t.lr,
+            gamma=t.gamma,
+            lam=t.lambda_,
+            entropy_coeff=t.entropy_coeff,
+            vf_loss_coeff=t.vf_loss_coeff,
+            hidden=tuple(spec.model.hidden),
+            seed=spec.seed,
+            torch_threads=torch.get_num_threads(),
+        )
+
+    def sample_round(self) -> None:
+        out = run_plain(self.config, env_steps=self.config.train_batch_size, sample_only=True)
+        self.sampled += out["env_steps"]
+        self.sample_s += out["sample_s"]
+
+    def train_round(self) -> None:
+        out = run_plain(self.config, env_steps=self.config.train_batch_size)
+        self.trained += out["env_steps"]
+        self.train_s += out["wall_s"]
+
+
+def measure(game: str, *, rounds: int, run_dir: str) -> dict[str, dict[str, float]]:
+    """Rows for one game; contenders alternate round by round, so a machine whose speed
+    drifts during the run slows every row alike."""
+    contenders: dict[str, Contender] = {
+        runner: RLlibContender(game, runner, f"{run_dir}/{game}_{runner}")
+        for runner in ("rllib", "vector")
     }
+    if game == "duel":
+        contenders["plain_torch"] = PlainContender()
+    try:
+        for _ in range(rounds):
+            for contender in contenders.values():
+                contender.sample_round()
+                contender.train_round()
+    finally:
+        for contender in contenders.values():
+            if isinstance(contender, RLlibContender):
+                contender.algo.stop()
+    return {name: c.row() for name, c in contenders.items()}
 
 
 def _ratios(rows: dict[str, dict]) -> dict[str, float]:
@@ -124,8 +172,7 @@ def _ratios(rows: dict[str, dict]) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--iterations", type=int, default=4)
-    parser.add_argument("--sample-steps", type=int, default=64000)
+    parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--games", nargs="+", default=list(EXPERIMENTS), choices=EXPERIMENTS)
     parser.add_argument("--torch-threads", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
@@ -133,19 +180,11 @@ def main() -> None:
     torch.set_num_threads(args.torch_threads)
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     report: dict[str, Any] = {"machine": platform.platform(), "args": vars(args) | {"out": None}}
-    for game in args.games:
-        rows = {
-            runner: measure_rllib(
-                game, runner, iterations=args.iterations, sample_steps=args.sample_steps
-            )
-            for runner in ("rllib", "vector")
-        }
-        if game == "duel":
-            rows["plain_torch"] = measure_plain(
-                iterations=args.iterations, sample_steps=args.sample_steps
-            )
-        report[game] = {"rows": rows, "ratios": _ratios(rows)}
-        _print(game, report[game])
+    with tempfile.TemporaryDirectory() as run_dir:
+        for game in args.games:
+            rows = measure(game, rounds=args.rounds, run_dir=run_dir)
+            report[game] = {"rows": rows, "ratios": _ratios(rows)}
+            _print(game, report[game])
     if args.out is not None:
         args.out.write_text(json.dumps(report, indent=2))
 
@@ -155,7 +194,7 @@ def _print(game: str, section: dict) -> None:
     for name, row in section["rows"].items():
         print(
             f"  {name:<12} {row['sampling_env_steps_per_s']:>10,.0f} | "
-            f"{row['end_to_end_env_steps_per_s']:>8,.0f}   ({row['envs_per_runner']} games)"
+            f"{row['end_to_end_env_steps_per_s']:>8,.0f}"
         )
     for name, value in section["ratios"].items():
         print(f"  {name:<32} x{value:.2f}")
