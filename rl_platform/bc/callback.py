@@ -26,10 +26,10 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
+from rl_platform.bc.labeler import find_labelers
 from rl_platform.bc.schedule import BCSettings, settings_at
 from rl_platform.bc.slicing import BC_MODE, BCMode
 from rl_platform.bc.spec import BCSpec
-from rl_platform.bc.teacher_labels import find_labelers
 
 WINDOW = 100
 OUTCOME_SCORES = {"win": 1.0, "draw": 0.5, "loss": 0.0}

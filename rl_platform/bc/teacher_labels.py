@@ -125,13 +125,3 @@ class TeacherLabels(ConnectorV2):
             for (key, index, _), action in zip(rows, actions, strict=True)
         }
         return batch
-
-
-def find_labelers(pipeline: Any) -> list[TeacherLabels]:
-    """Every `TeacherLabels` piece inside a connector pipeline (nested pipelines included)."""
-    found = []
-    for piece in getattr(pipeline, "connectors", []) or []:
-        if isinstance(piece, TeacherLabels):
-            found.append(piece)
-        found += find_labelers(piece)
-    return found

@@ -13,40 +13,15 @@ teacher, and does the same work for all of the cloned module's rows at once:
   `TeacherLedActions`), so the learner reads the same columns as on the stock path.
 """
 
-from collections.abc import Collection
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
+from rl_platform.bc.labeler import TeacherLabeler, find_labelers
 from rl_platform.bc.slicing import BC_MODE, TEACHER_ACTION, BCMode, slice_bounds
 from rl_platform.sampling.game_stats import WINDOW
 from rl_platform.sampling.module_actions import PolicyOutput
 from rl_platform.sampling.rollout import RolloutArrays
-
-
-@runtime_checkable
-class TeacherLabeler(Protocol):
-    """What the runner uses of `rl_platform.bc.teacher_labels.TeacherLabels` (matched by
-    shape, so the sampling package does not import the BC connector stack)."""
-
-    settings: Any
-    modules: Collection[str]
-    multi_agent: bool
-
-    def teacher(self) -> Any: ...
-
-    def apply_settings(self, settings: Any) -> None: ...
-
-
-def find_labeler(pipeline: Any) -> TeacherLabeler | None:
-    """The first teacher-labelling piece in a connector pipeline (nested ones included)."""
-    for piece in getattr(pipeline, "connectors", []) or []:
-        if isinstance(piece, TeacherLabeler):
-            return piece
-        found = find_labeler(piece)
-        if found is not None:
-            return found
-    return None
 
 
 class BCRows:
@@ -60,8 +35,8 @@ class BCRows:
 
     @classmethod
     def find(cls, pipeline: Any, *, num_games: int) -> "BCRows | None":
-        piece = find_labeler(pipeline)
-        return cls(piece, num_games=num_games) if piece is not None else None
+        pieces = find_labelers(pipeline)
+        return cls(pieces[0], num_games=num_games) if pieces else None
 
     def modes(self, games: np.ndarray) -> np.ndarray:
         settings = self.piece.settings

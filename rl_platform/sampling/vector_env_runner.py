@@ -90,7 +90,10 @@ class VectorEnvRunner(MultiAgentEnvRunner):
 
     def _settings(self) -> VectorRunnerSettings:
         if self.settings is None:
-            raise RuntimeError("VectorEnvRunner has no settings: build it with vector_runner()")
+            raise RuntimeError(
+                "VectorEnvRunner has no settings: add it with "
+                "rl_platform.sampling.wiring.vector_runner_extension"
+            )
         return self.settings
 
     def get_spaces(self) -> dict[str, Any]:
@@ -150,28 +153,24 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         return int(getattr(self.game, "max_steps", 0) or 64)
 
     def _reset_all(self) -> None:
-        game = self.game
-        seed = (
-            None
-            if self._settings().seed is None
-            else self._settings().seed + 1000 * (self.worker_index or 0)
-        )
+        game, settings = self.game, self._settings()
+        seed = None if settings.seed is None else settings.seed + 1000 * (self.worker_index or 0)
         start = game.reset(seed=seed)
         self._obs, self._acting = start.obs, start.acting
-        settings = self._settings()
         self._inputs = model_inputs_for(settings.model_config, settings.model_type)
         self._model_obs = self._inputs.start(self._obs, self._acting)
         self._module_ids = tuple(self.module.keys())
+        self._main = MAIN_MODULE if MAIN_MODULE in self._module_ids else self._module_ids[0]
         module_actions.eval_mode(self.module)
         self._states = self._seat_states()
         self._trained = self._trained_modules()
         self._seats = SeatPlan.mirror(
             module_ids=self._module_ids,
-            main=self._main_module(),
+            main=self._main,
             num_games=game.num_games,
             num_seats=game.num_seats,
         )
-        self._seats.draw(np.arange(game.num_games), self._plan(), main=self._main_module())
+        self._seats.draw(np.arange(game.num_games), self._plan(), main=self._main)
         self._uids = np.arange(game.num_games, dtype=np.int64)
         self._next_uid = game.num_games
         self._seat_t = np.zeros((game.num_games, game.num_seats), np.int64)
@@ -181,13 +180,12 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             components=game.reward_components,
         )
         self._bc = BCRows.find(self._env_to_module, num_games=game.num_games)
-        self._rng = np.random.default_rng(seed)
         self._tag = uuid.uuid4().hex[:8]
         self._carry = None
         self._needs_initial_reset = False
 
     def _seat_states(self) -> SeatStates | None:
-        main = self.module[self._main_module()]
+        main = self.module[self._main]
         if not (hasattr(main, "is_stateful") and main.is_stateful()):
             return None
         return SeatStates(
@@ -199,9 +197,6 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         if self.config.policy_mapping_fn is not routing.league_mapping_fn:
             return None
         return routing.current_plan()
-
-    def _main_module(self) -> str:
-        return MAIN_MODULE if MAIN_MODULE in self._module_ids else self._module_ids[0]
 
     def _trained_modules(self) -> frozenset[str]:
         chosen = self.config.policies_to_train
@@ -305,7 +300,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             )
             if self._bc is not None:
                 self._bc.log_results(results, self.metrics)
-            self._seats.draw(ended, self._plan(), main=self._main_module())
+            self._seats.draw(ended, self._plan(), main=self._main)
             self._uids[ended] = np.arange(self._next_uid, self._next_uid + len(ended))
             self._next_uid += len(ended)
         self._obs, self._acting = out.obs, out.acting
@@ -331,7 +326,8 @@ class VectorEnvRunner(MultiAgentEnvRunner):
 
     def _build_episodes(self, arrays: RolloutArrays) -> list[Any]:
         trajectories, pending = [], []
-        for game, seat in zip(*np.nonzero(self._recorded_seats(arrays)), strict=True):
+        recorded = arrays.decided.any(axis=0)
+        for game, seat in zip(*np.nonzero(recorded), strict=True):
             cut = cut_seat(
                 arrays,
                 game=int(game),
@@ -357,9 +353,6 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             for t in trajectories
             if len(t)
         ]
-
-    def _recorded_seats(self, arrays: RolloutArrays) -> np.ndarray:
-        return arrays.decided.any(axis=0)
 
 
 def _carry_from(arrays: RolloutArrays, pending: list[tuple[int, int, int, float]]) -> Carry | None:
