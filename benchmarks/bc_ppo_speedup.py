@@ -24,7 +24,6 @@ reduced run on a small machine).
 """
 
 import argparse
-import functools
 import json
 import platform
 import tempfile
@@ -93,17 +92,11 @@ def play_vs_based(
 def run_variant(
     spec: ExperimentSpec, variant: str, *, budget: int, target: float, args: argparse.Namespace
 ) -> Outcome:
-    from rl_platform.league.callback import league_extension
-    from rl_platform.rllib_config import build_algorithm_config
-    from rl_platform.run.episode_metrics import EpisodeMetricsCallback
+    from rl_platform.run.algorithm_build import build_algorithm
 
     outcome, start = Outcome(variant), time.perf_counter()
     run_dir = Path(tempfile.mkdtemp(prefix=f"bc_speedup_{variant}_"))
-    extensions = [
-        lambda config, _: config.callbacks(EpisodeMetricsCallback),
-        functools.partial(league_extension, run_dir=run_dir),
-    ]
-    algo = build_algorithm_config(spec, extensions=extensions).build_algo()
+    algo = build_algorithm(spec, run_dir=run_dir)
     env_kwargs = dict(spec.env.kwargs)
     try:
         while outcome.env_steps < budget:

@@ -1,67 +1,36 @@
 """The one place that turns an `ExperimentSpec` into a stock RLlib `AlgorithmConfig`.
 
 New API stack only (RLModule, Learner, ConnectorV2, EnvRunner); no subclassing of
-`AlgorithmConfig` or `Algorithm`. Multi-agent and league wiring hook in through `extend`.
+`AlgorithmConfig` or `Algorithm`. The RLModule comes from `module_spec_for` (shared with
+policy loading); league and BC wiring are extensions the caller hands in.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from loguru import logger
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
-from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
+from rl_platform.algorithms import algorithm_config_class, learner_class
 from rl_platform.batch_scaling import auto_scale_batch
+from rl_platform.connectors.state_lookback import FillStateLookback, lookback_horizon_for_turns
 from rl_platform.devices import resolve_device
 from rl_platform.envs.catalog import is_multi_agent
 from rl_platform.envs.registry import registered_env_name
-from rl_platform.errors import SpecError
+from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.module_spec import module_spec_for
+from rl_platform.modules import history_connector_for
 from rl_platform.sampling.wiring import vector_runner_extension
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.training import BCTraining, DQNTraining, PPOTraining, SACTraining
 
-MAIN_MODULE_ID = "main"
 STATEFUL_MODEL_TYPES = ("lstm", "transformer_lstm")
-# Algorithms whose learners read ACTION_DIST_INPUTS and values (ValueFunctionAPI), which is
-# what rl_platform/modules/masked_mlp_module.py provides; DQN and SAC need Q-networks.
-MASKED_MLP_ALGOS = ("PPO", "APPO", "IMPALA", "BC")
 # PettingZoo AEC games: one agent acts per env step. Every such game in the catalog
 # (rl_platform/envs/catalog.py) is a two-player game.
 TURN_BASED_PREFIX = "pettingzoo/"
 TURN_BASED_PLAYERS = 2
 ConfigExtension = Callable[[AlgorithmConfig, ExperimentSpec], AlgorithmConfig]
-
-
-def _config_class(algo: str) -> type[AlgorithmConfig]:
-    from ray.rllib.algorithms.appo import APPOConfig
-    from ray.rllib.algorithms.bc import BCConfig
-    from ray.rllib.algorithms.dqn import DQNConfig
-    from ray.rllib.algorithms.impala import IMPALAConfig
-    from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.algorithms.sac import SACConfig
-
-    classes = {"PPO": PPOConfig, "APPO": APPOConfig, "IMPALA": IMPALAConfig, "BC": BCConfig}
-    return (classes | {"DQN": DQNConfig, "SAC": SACConfig})[algo]
-
-
-def _learner_class(algo: str, *, bc: bool = False) -> type:
-    from rl_platform.learners import guarded
-    from rl_platform.learners.ppo import PlatformPPOLearner
-
-    if bc and algo == "PPO":
-        from rl_platform.learners.bc_ppo import BCPPOLearner
-
-        return BCPPOLearner
-    if algo == "BC":
-        from rl_platform.bc.offline_learner import GuardedBCLearner
-
-        return GuardedBCLearner
-
-    classes = {"PPO": PlatformPPOLearner, "APPO": guarded.GuardedAPPOLearner}
-    classes |= {"IMPALA": guarded.GuardedIMPALALearner, "DQN": guarded.GuardedDQNLearner}
-    return (classes | {"SAC": guarded.GuardedSACLearner})[algo]
 
 
 def _ppo_family_training(t: PPOTraining, algo: str) -> dict[str, Any]:
@@ -107,6 +76,16 @@ def _ppo_family_training(t: PPOTraining, algo: str) -> dict[str, Any]:
     return kwargs
 
 
+def _bc_training(training: BCTraining) -> dict[str, Any]:
+    """`algo: BC` (offline, `rl_platform.bc.offline`)."""
+    return {
+        "lr": training.lr,
+        "gamma": training.gamma,
+        "train_batch_size_per_learner": training.train_batch_size,
+        "grad_clip": training.grad_clip,
+    }
+
+
 def _replay_training(t: DQNTraining | SACTraining) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "gamma": t.gamma,
@@ -140,61 +119,10 @@ def _replay_training(t: DQNTraining | SACTraining) -> dict[str, Any]:
     return kwargs
 
 
-def _masked_mlp_spec(spec: ExperimentSpec) -> RLModuleSpec | None:
-    """Our masking MLP for envs observing RLlib's action-masking Dict, which RLlib's catalog
-    cannot encode ("No default encoder config for obs space=Dict(...)"); None for Box envs,
-    which keep RLlib's stock module (same runs, same checkpoints as before)."""
-    from rl_platform.envs.registry import agent_observation_spaces
-    from rl_platform.modules import mlp_module_class_for
-
-    module_class = mlp_module_class_for(agent_observation_spaces(spec.env))
-    if module_class is None:
-        return None
-    if spec.algo not in MASKED_MLP_ALGOS:
-        raise SpecError(
-            [
-                f"model.type {spec.model.type}: env {spec.env.id!r} masks actions, which our "
-                f"masked MLP supports for {', '.join(MASKED_MLP_ALGOS)}, not {spec.algo}"
-            ],
-            source="model",
-        )
-    return RLModuleSpec(module_class=module_class, model_config=dict(spec.model.settings))
-
-
-def _module_spec(spec: ExperimentSpec) -> RLModuleSpec:
-    model = spec.model
-    if model.type in ("default", "mlp"):
-        if "atari" in spec.env.wrappers:
-            return RLModuleSpec(
-                model_config=DefaultModelConfig(
-                    conv_filters=[[16, 4, 2], [32, 4, 2], [64, 4, 2], [128, 4, 2]],
-                    conv_activation="relu",
-                    head_fcnet_hiddens=list(model.hidden),
-                    vf_share_layers=True,
-                )
-            )
-        masked = _masked_mlp_spec(spec)
-        if masked is not None:
-            return masked
-        model_config = DefaultModelConfig(
-            fcnet_hiddens=list(model.hidden),
-            fcnet_activation=model.activation,
-            vf_share_layers=model.vf_share_layers,
-        )
-        return RLModuleSpec(model_config=model_config)
-    from rl_platform.modules import module_class_for
-
-    return RLModuleSpec(
-        module_class=module_class_for(model.type), model_config=dict(model.settings)
-    )
-
-
 def _keep_states_across_cuts(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
     """Stateful modules on cut multi-agent episodes (ray-project/ray#60205, see
     rl_platform/connectors/state_lookback.py): a lookback long enough for turn-taking agents,
     and a learner piece for chunks that still start without a previous state."""
-    from rl_platform.connectors.state_lookback import FillStateLookback, lookback_horizon_for_turns
-
     if spec.env.id.startswith(TURN_BASED_PREFIX):
         horizon = lookback_horizon_for_turns(TURN_BASED_PLAYERS)
         config = config.env_runners(
@@ -207,10 +135,8 @@ def _keep_states_across_cuts(config: AlgorithmConfig, spec: ExperimentSpec) -> A
 
 
 def _apply_modules(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
-    module_spec = _module_spec(spec)
+    module_spec = module_spec_for(spec)
     if spec.model.type == "transformer_lstm":
-        from rl_platform.modules import history_connector_for
-
         connector = history_connector_for(
             dict(spec.model.settings), multi_agent=is_multi_agent(spec.env.id)
         )
@@ -243,7 +169,7 @@ def _apply_resources(config: AlgorithmConfig, spec: ExperimentSpec) -> Algorithm
     config = config.learners(
         num_learners=res.learners,
         num_gpus_per_learner=gpus,
-        learner_class=_learner_class(spec.algo, bc=spec.bc is not None),
+        learner_class=learner_class(spec),
     )
     # Every learner class above checks gradients once in FiniteUpdateGuard and skips the
     # step on NaN/Inf; RLlib's own checks (two more passes over every gradient per step,
@@ -252,17 +178,16 @@ def _apply_resources(config: AlgorithmConfig, spec: ExperimentSpec) -> Algorithm
 
 
 def build_algorithm_config(
-    spec: ExperimentSpec, *, extensions: list[ConfigExtension] | None = None
+    spec: ExperimentSpec, *, extensions: Sequence[ConfigExtension] = ()
 ) -> AlgorithmConfig:
-    """Translate the spec; `extensions` (league, BC, metrics callbacks) refine the result."""
-    config = _config_class(spec.algo)()
+    """Translate the spec; then each of `extensions` (metrics callbacks, league, BC: the
+    caller's choice, see `rl_platform.run.extensions`) refines the result, in order."""
+    config = algorithm_config_class(spec.algo)()
     training = spec.training
     if isinstance(training, PPOTraining):
         train_kwargs = _ppo_family_training(training, spec.algo)
     elif isinstance(training, BCTraining):
-        from rl_platform.bc.offline import bc_training_kwargs
-
-        train_kwargs = bc_training_kwargs(training)
+        train_kwargs = _bc_training(training)
     else:
         train_kwargs = _replay_training(training)
     config = (
@@ -286,9 +211,13 @@ def build_algorithm_config(
     config = _apply_modules(config, spec)
     if is_multi_agent(spec.env.id):
         config = vector_runner_extension(config, spec)
-    for extend in extensions or []:
+    for extend in extensions:
         config = extend(config, spec)
-    # After the caller's extensions, which may replace the callbacks (BC appends its own).
-    from rl_platform.bc.extension import bc_extension
+    return config
 
-    return bc_extension(config, spec)
+
+def with_callback(config: AlgorithmConfig, callback: type) -> AlgorithmConfig:
+    """`config` with `callback` added after the callbacks it already has."""
+    existing = config.callbacks_class
+    existing = existing if isinstance(existing, list) else [existing]
+    return config.callbacks([*existing, callback])

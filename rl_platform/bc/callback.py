@@ -30,6 +30,7 @@ from rl_platform.bc.labeler import find_labelers
 from rl_platform.bc.schedule import BCSettings, settings_at
 from rl_platform.bc.slicing import BC_MODE, BCMode
 from rl_platform.bc.spec import BCSpec
+from rl_platform.module_ids import MAIN_MODULE_ID
 
 WINDOW = 100
 OUTCOME_SCORES = {"win": 1.0, "draw": 0.5, "loss": 0.0}
@@ -74,7 +75,7 @@ class BCCallback(RLlibCallback):
     """See the module docstring. Use through `bc_extension`, which binds `bc_spec`."""
 
     bc_spec: ClassVar[BCSpec | None] = None
-    module_id: ClassVar[str] = "main"
+    module_id: ClassVar[str] = MAIN_MODULE_ID
 
     def __init__(self) -> None:
         super().__init__()

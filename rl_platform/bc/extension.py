@@ -16,12 +16,14 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from rl_platform.bc.callback import BCCallback
 from rl_platform.bc.init_from import InitFromCallback
+from rl_platform.bc.offline import offline_bc_config
 from rl_platform.bc.schedule import settings_at
-from rl_platform.bc.teacher_actions import TeacherLedActions
-from rl_platform.bc.teacher_labels import TeacherLabels
+from rl_platform.connectors.teacher_actions import TeacherLedActions
+from rl_platform.connectors.teacher_labels import TeacherLabels
 from rl_platform.envs.catalog import is_multi_agent
 from rl_platform.errors import UserError
 from rl_platform.learners.bc_ppo import LEARNER_CONFIG_KEY
+from rl_platform.rllib_config import with_callback
 from rl_platform.spec import ExperimentSpec
 
 
@@ -53,12 +55,6 @@ class ModuleToEnvWithTeacher:
     def __call__(self, env: Any = None, spaces: Any = None) -> list[Any]:
         inner = self.inner(env, spaces) if self.inner is not None else None
         return [*_as_list(inner), TeacherLedActions(**self.actions_kwargs)]
-
-
-def add_callback(config: AlgorithmConfig, callback: type) -> AlgorithmConfig:
-    existing = config.callbacks_class
-    existing = existing if isinstance(existing, list) else [existing]
-    return config.callbacks([*existing, callback])
 
 
 def check_teachers(spec: ExperimentSpec) -> None:
@@ -107,18 +103,16 @@ def _bc_online(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig
     bound = type(
         "BoundBCCallback", (BCCallback,), {"bc_spec": spec.bc, "module_id": spec.bc.module}
     )
-    return add_callback(config, bound)
+    return with_callback(config, bound)
 
 
 def bc_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
     """See the module docstring."""
     if spec.algo == "BC":
-        from rl_platform.bc.offline import offline_bc_config
-
         config = offline_bc_config(config, spec)
     if spec.init_from is not None:
         bound = type("BoundInitFromCallback", (InitFromCallback,), {"source": spec.init_from})
-        config = add_callback(config, bound)
+        config = with_callback(config, bound)
     if spec.bc is not None:
         config = _bc_online(config, spec)
     return config

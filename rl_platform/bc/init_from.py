@@ -1,6 +1,6 @@
 """`init_from: CHECKPOINT`: start training from another run's policy weights (e.g. BC pretraining).
 
-At algorithm init the checkpoint's main module weights (`rl_platform.run.algorithm_state.
+At algorithm init the checkpoint's main module weights (`rl_platform.storage.algorithm_state.
 module_weights`, our pickle-free format) are copied into the new run's main module on every
 learner, then synced to the env runners. Parameters are matched by name and shape: every policy
 tensor must fit (same `model:`), value-function tensors that do not (a BC run has none) keep
@@ -23,8 +23,8 @@ MAIN_CANDIDATES = ("main", "default_policy")
 
 def load_init_weights(source: str | Path) -> tuple[str, dict[str, np.ndarray]]:
     """(source module id, weights) of the main module in a run or checkpoint folder."""
-    from rl_platform.run.algorithm_state import ALGORITHM_PART, module_weights
-    from rl_platform.run.checkpoints import load_checkpoint, resolve_checkpoint
+    from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
+    from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 
     path = Path(str(source).removeprefix("checkpoint://")).expanduser()
     if not path.exists():

@@ -4,37 +4,29 @@ RLlib's offline stack (ray/rllib/offline/offline_data.py) streams the recorded p
 through its `OfflinePreLearner` (one row = one transition, the columns of
 `OfflineSingleAgentEnvRunner` with `output_write_episodes=False`) into `BCTorchLearner`.
 
-The MLP is RLlib's PPO module (not BC's own), so the trained weights carry PPO's parameter
-names and a later `init_from:` of a PPO run loads them directly (BC trains only the policy
-network; PPO's value head starts fresh). Evaluation: `training.eval_episodes` greedy episodes
-per iteration, reported as `bc/eval_return_mean` (BC samples no episodes of its own).
+The MLP is RLlib's PPO module (not BC's own, see `rl_platform.module_spec`), so the trained
+weights carry PPO's parameter names and a later `init_from:` of a PPO run loads them directly
+(BC trains only the policy network; PPO's value head starts fresh). Evaluation:
+`training.eval_episodes` greedy episodes per iteration, reported as `bc/eval_return_mean` (BC
+samples no episodes of its own).
 """
 
 from pathlib import Path
 from typing import Any
 
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+from ray.rllib.algorithms.bc import BCConfig
 from ray.rllib.callbacks.callbacks import RLlibCallback
-from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EVALUATION_RESULTS
 
 from rl_platform.bc.record import DATA_DIR
 from rl_platform.envs.catalog import is_multi_agent
 from rl_platform.errors import UserError
+from rl_platform.rllib_config import with_callback
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.training import BCTraining
 
 EVAL_RETURN_KEY = "bc/eval_return_mean"
-
-
-def bc_training_kwargs(training: BCTraining) -> dict[str, Any]:
-    """`AlgorithmConfig.training(...)` arguments of `algo: BC`."""
-    return {
-        "lr": training.lr,
-        "gamma": training.gamma,
-        "train_batch_size_per_learner": training.train_batch_size,
-        "grad_clip": training.grad_clip,
-    }
 
 
 def dataset_path(training: BCTraining) -> Path:
@@ -62,11 +54,6 @@ class EvalReport(RLlibCallback):
 
 def offline_bc_config(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
     """Point RLlib's BC at the dataset; PPO's MLP; greedy evaluation episodes."""
-    from ray.rllib.algorithms.bc import BCConfig
-    from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import (
-        DefaultPPOTorchRLModule,
-    )
-
     training = spec.training
     assert isinstance(training, BCTraining)
     if is_multi_agent(spec.env.id):
@@ -78,13 +65,6 @@ def offline_bc_config(config: AlgorithmConfig, spec: ExperimentSpec) -> Algorith
         iter_batches_kwargs={"prefetch_batches": 1, "local_shuffle_buffer_size": None},
         dataset_num_iters_per_learner=training.updates_per_iteration,
     )
-    module_spec = config._rl_module_spec  # as set from `model:` (the property adds BC's class)
-    if isinstance(module_spec, RLModuleSpec) and module_spec.module_class is None:
-        config = config.rl_module(
-            rl_module_spec=RLModuleSpec(
-                module_class=DefaultPPOTorchRLModule, model_config=module_spec.model_config
-            )
-        )
     if training.eval_episodes > 0:
         config = config.evaluation(
             evaluation_interval=1,
@@ -93,6 +73,4 @@ def offline_bc_config(config: AlgorithmConfig, spec: ExperimentSpec) -> Algorith
             evaluation_duration_unit="episodes",
             evaluation_config=BCConfig.overrides(explore=False),
         )
-    from rl_platform.bc.extension import add_callback
-
-    return add_callback(config, EvalReport)
+    return with_callback(config, EvalReport)

@@ -20,6 +20,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rl_platform.module_ids import MAIN_MODULE_ID
+
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 NonNegative = Annotated[float, Field(ge=0.0)]
 PositiveInt = Annotated[int, Field(gt=0)]
@@ -130,7 +132,7 @@ class BCSpec(BaseModel):
     """How coef and the fractions change over the run."""
     phases: list[BCPhase] = []
     """Curriculum: phases run in order, each for its `env_steps`; then plain PPO."""
-    module: str = "main"
+    module: str = MAIN_MODULE_ID
     """Multi-agent envs: the module whose agents are cloned (single-agent: the only module)."""
     replay: BCReplay | None = None
     """Replay the labels gathered so far for extra BC steps; None: each label is used once."""

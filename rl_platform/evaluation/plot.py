@@ -17,9 +17,8 @@ from typing import Literal
 import numpy as np
 
 from rl_platform.errors import UserError
+from rl_platform.storage.layout import METRICS_FILE, SPEC_FILE
 
-METRICS_FILE = "metrics.jsonl"
-SPEC_FILE = "spec.yaml"
 X_KEY = "env_steps"
 RATING_PREFIX = "league/rating/"
 GRID_POINTS = 200

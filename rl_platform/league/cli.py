@@ -22,6 +22,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from rl_platform.errors import UserError
+from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.storage.layout import CHECKPOINTS_DIR, LEAGUE_DIR, SPEC_FILE
 
 league_app = typer.Typer(
     name="league", help="Show, extend and evaluate a run's self-play league.", no_args_is_help=True
@@ -29,8 +31,6 @@ league_app = typer.Typer(
 console = Console()
 err = Console(stderr=True)
 
-LEAGUE_DIR = "league"
-SPEC_FILE = "spec.yaml"
 RunDirArg = Annotated[Path, typer.Argument(help="Run folder of a league training run.")]
 
 
@@ -74,10 +74,10 @@ def _open_league(run_dir: Path) -> tuple[Any, Any]:
 
 def _latest_weights(run_dir: Path, module_id: str) -> dict[str, Any] | None:
     """`module_id`'s weights in the run's latest checkpoint, None without checkpoints."""
-    from rl_platform.run.algorithm_state import ALGORITHM_PART, module_weights
-    from rl_platform.run.checkpoints import CheckpointStore, load_checkpoint
+    from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
+    from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
 
-    latest = CheckpointStore(run_dir / "checkpoints").latest()
+    latest = CheckpointStore(run_dir / CHECKPOINTS_DIR).latest()
     if latest is None:
         return None
     return module_weights(load_checkpoint(latest).parts[ALGORITHM_PART]).get(module_id)
@@ -180,7 +180,7 @@ def _rollout_tournament(
     ids = members or [
         m.id
         for m in pool.members
-        if m.kind is MemberKind.SCRIPTED or m.is_frozen or (m.id == "main" and has_main)
+        if m.kind is MemberKind.SCRIPTED or m.is_frozen or (m.id == MAIN_MODULE_ID and has_main)
     ]
     target = EnvTarget(spec.env.id, tuple(spec.env.wrappers), dict(spec.env.kwargs))
     players = member_rollout_policies(run_dir, ids, target=target)
@@ -196,11 +196,11 @@ def add(
         Path, typer.Argument(help="`rlp train` checkpoint folder (iter_NNNNNN).")
     ],
     member_id: Annotated[str, typer.Option("--id", help="New member id (letters, digits, ._-).")],
-    module: Annotated[str, typer.Option(help="Module id inside the checkpoint.")] = "main",
+    module: Annotated[str, typer.Option(help="Module id inside the checkpoint.")] = MAIN_MODULE_ID,
 ) -> None:
     """Add a checkpoint's policy to the league as a frozen `checkpoint` member."""
-    from rl_platform.run.algorithm_state import ALGORITHM_PART, module_weights
-    from rl_platform.run.checkpoints import load_checkpoint
+    from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
+    from rl_platform.storage.checkpoints import load_checkpoint
 
     modules = module_weights(load_checkpoint(checkpoint).parts[ALGORITHM_PART])
     if module not in modules:

@@ -10,6 +10,7 @@ import numpy as np
 from rl_platform.errors import UserError
 from rl_platform.league.members import Member
 from rl_platform.league.results import Outcome, ResultBook, as_outcome
+from rl_platform.module_ids import MAIN_MODULE_ID
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class LeaderboardRow:
 
 
 def leaderboard(
-    members: Sequence[Member], *, results: ResultBook, main_id: str = "main"
+    members: Sequence[Member], *, results: ResultBook, main_id: str = MAIN_MODULE_ID
 ) -> list[LeaderboardRow]:
     """Rows sorted by rating ordinal (best first; ties by id for a stable order)."""
     ordered = sorted(members, key=lambda m: (-m.ordinal, m.id))

@@ -33,9 +33,10 @@ from rl_platform.league.slots import OpponentChoice, SlotPlan, plan_slots, sampl
 from rl_platform.league.snapshots import should_snapshot
 from rl_platform.league.spec import LeagueSpec
 from rl_platform.league.state import LeagueState, check_same_members
-from rl_platform.league.storage import LeagueStorage
+from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.storage.pool_files import LeagueStorage
 
-MAIN_ID = "main"
+MAIN_ID = MAIN_MODULE_ID
 
 
 def spec_learners(spec: LeagueSpec) -> list[tuple[MemberKind, str]]:

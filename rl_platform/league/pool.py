@@ -33,7 +33,7 @@ from rl_platform.league.members import (
     MemberKind,
     weights_file_name,
 )
-from rl_platform.league.storage import LeagueStorage
+from rl_platform.storage.pool_files import LeagueStorage
 
 MANIFEST = "league.json"
 WEIGHTS_DIR = "weights"

@@ -23,12 +23,13 @@ import numpy as np
 
 from rl_platform.league.results import Outcome
 from rl_platform.league.slots import SlotPlan, sample_opponent, slot_for_module_id
+from rl_platform.module_ids import MAIN_MODULE_ID
 
 PAIRING_KEY = "league_pairing"
 # Metric keys on env runners; the driver reads them back from the iteration's result.
 GAMES_KEY = "league_games"
 DROPPED_KEY = "league_games_dropped"
-FALLBACK_MODULE = "main"
+FALLBACK_MODULE = MAIN_MODULE_ID
 
 
 @dataclass

@@ -25,6 +25,7 @@ from rl_platform.league.ratings import Rating, rate_game, with_game
 from rl_platform.league.results import Outcome
 from rl_platform.league.scripted import DUEL_ENV, scripted_act
 from rl_platform.league.torch_policy import PolicyFactory, policy_factory
+from rl_platform.module_ids import MAIN_MODULE_ID
 
 GameResult = tuple[str, str, Outcome]
 
@@ -52,7 +53,7 @@ def member_policies(
             factories[member.id] = lambda act=act: act
         elif member.is_frozen:
             factories[member.id] = _weights_factory(model, pool.load_weights(member.id))
-        elif member.id == "main" and main_weights is not None:
+        elif member.id == MAIN_MODULE_ID and main_weights is not None:
             factories[member.id] = _weights_factory(model, main_weights)
     missing = sorted(set(ids or ()) - set(factories))
     if missing:

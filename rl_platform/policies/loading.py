@@ -18,8 +18,8 @@ from loguru import logger
 from rl_platform.errors import UserError
 from rl_platform.policies.base import FunctionPolicy, Policy, RandomPolicy
 from rl_platform.policies.uri import PolicyKind, PolicyURI, parse_policy_uri
+from rl_platform.storage.layout import CHECKPOINTS_DIR, LATEST_FILE, LEAGUE_DIR
 
-LEAGUE_DIR = "league"
 SCRIPTED_MODULE_PREFIX = "scripted_"
 
 
@@ -74,13 +74,13 @@ def _existing(path: str | None, *, label: str) -> Path:
 
 
 def _from_checkpoint(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:
-    from rl_platform.run.algorithm_state import ALGORITHM_PART, module_weights
-    from rl_platform.run.checkpoints import load_checkpoint, resolve_checkpoint
     from rl_platform.run.metrics import MAIN_MODULE_CANDIDATES
+    from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
+    from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 
     folder = _existing(uri.path, label=uri.text)
-    if uri.checkpoint is not None and uri.checkpoint != "latest":
-        named = folder / "checkpoints" / uri.checkpoint
+    if uri.checkpoint is not None and uri.checkpoint != LATEST_FILE:
+        named = folder / CHECKPOINTS_DIR / uri.checkpoint
         if not named.is_dir():
             raise UserError(f"{uri.text}: no checkpoint {named}")
         folder = named

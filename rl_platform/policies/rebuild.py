@@ -1,10 +1,10 @@
 """Rebuild a run's RLModule on CPU from its spec, without starting an Algorithm or Ray.
 
-The spec in the run folder goes through the same `build_algorithm_config` as training, so the
-module class and model config are exactly those of the checkpoint; only the spaces come from
-the env the policy will act in. League opponent slots and exploiters share main's architecture
-(see `rl_platform.league.callback.league_modules`), so any learned module id of a run is built
-from main's spec.
+The spec in the run folder goes through the same `module_spec_for` as training
+(`rl_platform.module_spec`), so the module class and model config are exactly those of the
+checkpoint; only the spaces come from the env the policy will act in. League opponent slots
+and exploiters share main's architecture (see `rl_platform.league.callback.league_modules`),
+so any learned module id of a run is built from main's spec.
 """
 
 from dataclasses import dataclass
@@ -13,13 +13,13 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from loguru import logger
 
-from rl_platform.envs.catalog import is_multi_agent
+from rl_platform.algorithms import algorithm_config_class
 from rl_platform.errors import UserError
+from rl_platform.module_spec import resolved_module_spec
 from rl_platform.spec import ExperimentSpec, load_spec
+from rl_platform.storage.layout import SPEC_FILE
 
-SPEC_FILE = "spec.yaml"
 TRANSFORMER_LSTM = "transformer_lstm"
 
 
@@ -67,26 +67,11 @@ def build_module(
     weights: dict[str, np.ndarray] | None,
 ) -> RebuiltModule:
     """Build the spec's module for these spaces on CPU and load `weights` (None: fresh init)."""
-    from rl_platform.rllib_config import MAIN_MODULE_ID, build_algorithm_config
-
-    # Its "learner device" log line is about training and would only confuse an evaluation.
-    logger.disable("rl_platform.rllib_config")
-    try:
-        config = build_algorithm_config(spec)
-    finally:
-        logger.enable("rl_platform.rllib_config")
-    if is_multi_agent(spec.env.id):
-        multi = config.get_multi_rl_module_spec(
-            spaces={MAIN_MODULE_ID: (observation_space, action_space)}
-        )
-        module_spec = multi.rl_module_specs[MAIN_MODULE_ID]
-    else:
-        from ray.rllib.core import DEFAULT_MODULE_ID
-
-        module_spec = config.get_rl_module_spec(
-            spaces={DEFAULT_MODULE_ID: (observation_space, action_space)}
-        )
-    module_spec.inference_only = False  # checkpoints hold the full learner module
+    module_spec = resolved_module_spec(
+        spec, observation_space=observation_space, action_space=action_space
+    )
+    # The spec never changes RLlib's action post-processing, so the algorithm's defaults hold.
+    defaults = algorithm_config_class(spec.algo)()
     module = module_spec.build()
     if weights is not None:
         _load_weights(module, weights)
@@ -95,8 +80,8 @@ def build_module(
         module=module,
         observation_space=observation_space,
         action_space=action_space,
-        normalize_actions=bool(config.normalize_actions),
-        clip_actions=bool(config.clip_actions),
+        normalize_actions=bool(defaults.normalize_actions),
+        clip_actions=bool(defaults.clip_actions),
     )
 
 

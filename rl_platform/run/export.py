@@ -6,9 +6,9 @@ from pathlib import Path
 from safetensors.numpy import save as save_arrays
 
 from rl_platform.errors import UserError
-from rl_platform.run.algorithm_state import ALGORITHM_PART, module_weights
-from rl_platform.run.checkpoints import load_checkpoint, resolve_checkpoint
 from rl_platform.run.metrics import MAIN_MODULE_CANDIDATES
+from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
+from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 from rl_platform.utils.atomic import write_bytes_atomic
 
 

@@ -47,6 +47,10 @@ class StopRequest:
     def requested(self) -> bool:
         return self.signal_name is not None
 
+    def reason(self) -> str | None:
+        """The stop reason once a signal arrived (`signal SIGTERM`), else None."""
+        return f"signal {self.signal_name}" if self.signal_name is not None else None
+
     def restore(self) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]

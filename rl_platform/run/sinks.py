@@ -8,6 +8,7 @@ from typing import Any
 from loguru import logger
 
 from rl_platform.spec import ExperimentSpec
+from rl_platform.storage.layout import METRICS_FILE
 from rl_platform.utils.secrets import mask_secrets
 
 STEP_KEY = "env_steps"
@@ -17,7 +18,7 @@ class MetricSinks:
     """Fan out one metrics dict per iteration to every enabled sink."""
 
     def __init__(self, run_dir: Path, spec: ExperimentSpec, *, resume_iteration: int = 0) -> None:
-        self.jsonl_path = run_dir / "metrics.jsonl"
+        self.jsonl_path = run_dir / METRICS_FILE
         _truncate_after(self.jsonl_path, resume_iteration)
         self._jsonl = self.jsonl_path.open("a", encoding="utf-8")
         self._tb = None

@@ -37,6 +37,7 @@ from ray.rllib.utils.metrics import (
 from rl_platform.envs.registry import load_factory
 from rl_platform.envs.vector_game import VectorGame, put_rows, take_rows
 from rl_platform.league import routing
+from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.sampling import module_actions
 from rl_platform.sampling.bc_rows import BCRows
 from rl_platform.sampling.episodes import to_episode
@@ -46,7 +47,7 @@ from rl_platform.sampling.rollout import Carry, RolloutArrays, carry_into, cut_s
 from rl_platform.sampling.seat_plan import SeatPlan
 from rl_platform.sampling.seat_states import SeatStates, state_extras
 
-MAIN_MODULE = "main"
+MAIN_MODULE = MAIN_MODULE_ID
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@
 from dataclasses import dataclass
 
 from rl_platform.errors import SpecError, UserError
-from rl_platform.search.paths import canonical_param_path, spec_unions
 from rl_platform.search.spec import SearchSpec
 from rl_platform.spec import ExperimentSpec
+from rl_platform.spec.search_paths import canonical_param_path, spec_unions
 
 _STOP_FIELD = {
     "env_steps": "env_steps",
@@ -38,7 +38,7 @@ def search_of(spec: ExperimentSpec, *, source: str = "spec") -> SearchSpec:
     problems = []
     for path in spec.search.params:
         try:
-            canonical_param_path(path, unions=spec_unions(spec))
+            canonical_param_path(path, schema=ExperimentSpec, unions=spec_unions(spec))
         except ValueError as exc:
             kinds = f"algo {spec.algo}, model.type {spec.model.type}"
             problems.append(f"search.params.{path}: {exc} (for {kinds})")

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from rl_platform.errors import UserError
-from rl_platform.run.run_dir import SPEC_FILE, new_run_dir, write_spec
 from rl_platform.spec import ExperimentSpec, load_spec
+from rl_platform.storage.layout import SPEC_FILE
+from rl_platform.storage.run_dir import new_run_dir, write_spec
 from rl_platform.utils.secrets import MASK
 
 RESULTS_FILE, BEST_FILE, LOG_FILE = "results.csv", "best.yaml", "search.log"

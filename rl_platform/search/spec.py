@@ -1,8 +1,8 @@
 """The `search:` block of an experiment spec: what to vary, how to sample it, when to stop trials.
 
-Pure pydantic (no Ray). The models derive from pydantic's `BaseModel` rather than
-`rl_platform.spec.base.SpecModel` because `rl_platform.spec.experiment` imports this module:
-importing the spec package from here would be circular. The config is the same.
+Pure pydantic (no Ray), like the other sections' schemas that live with their feature
+(`league/spec.py`, `bc/spec.py`). Which dotted paths `params` may name depends on the whole
+experiment schema, so `rl_platform.spec.experiment` checks them (`ExperimentSearchSpec`).
 """
 
 import difflib
@@ -10,7 +10,6 @@ import math
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -27,6 +26,8 @@ PositiveInt = Annotated[int, Field(gt=0)]
 
 
 class _SearchModel(BaseModel):
+    # SpecModel's settings; importing rl_platform.spec from here would load the experiment
+    # schema, which imports this module (bc/spec.py and league/spec.py do the same).
     model_config = ConfigDict(
         frozen=True, extra="forbid", use_attribute_docstrings=True, populate_by_name=True
     )
@@ -114,16 +115,6 @@ class Distribution(_SearchModel):
         return {self.kind: list(self.args)}
 
 
-def _check_param_path(path: str) -> str:
-    # Imported here: the path check walks `ExperimentSpec`, whose module imports this one.
-    from rl_platform.search.paths import canonical_param_path
-
-    return canonical_param_path(path)
-
-
-ParamPath = Annotated[str, AfterValidator(_check_param_path)]
-
-
 class SchedulerSpec(_SearchModel):
     """Trial scheduling. `asha` stops poor trials at rungs; `fifo` runs every trial to `max_t`."""
 
@@ -170,8 +161,9 @@ class TrialResourcesSpec(_SearchModel):
 class SearchSpec(_SearchModel):
     """A hyperparameter search over this spec (`rlp search`); `rlp train` ignores the block."""
 
-    params: dict[ParamPath, Distribution] = Field(min_length=1)
-    """Dotted spec path -> distribution, e.g. `training.lr: {loguniform: [1e-4, 1e-3]}`."""
+    params: dict[str, Distribution] = Field(min_length=1)
+    """Dotted spec path -> distribution, e.g. `training.lr: {loguniform: [1e-4, 1e-3]}`. The
+    experiment spec checks each path against its schema (`ExperimentSearchSpec`)."""
     num_samples: PositiveInt = 8
     """Trials to sample (with `grid`: repetitions of the whole grid)."""
     scheduler: SchedulerSpec = SchedulerSpec()

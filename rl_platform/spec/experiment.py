@@ -1,14 +1,15 @@
 """The top-level experiment spec: one YAML file is one `ExperimentSpec`."""
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from rl_platform.bc.spec import BCSpec
 from rl_platform.league.spec import LeagueSpec
 from rl_platform.sampling.choice import choose_runner
-from rl_platform.search.spec import SearchSpec
+from rl_platform.search.spec import Distribution, SearchSpec
 from rl_platform.spec.base import SpecModel
+from rl_platform.spec.search_paths import canonical_param_path
 from rl_platform.spec.sections import (
     CheckpointSpec,
     EnvSpec,
@@ -49,6 +50,20 @@ class ProfileSpec(SpecModel):
         return self
 
 
+def _searchable_path(path: str) -> str:
+    # ExperimentSpec is defined below; the check runs at validation time, when it exists.
+    return canonical_param_path(path, schema=ExperimentSpec)
+
+
+class ExperimentSearchSpec(SearchSpec):
+    """The `search:` block, its `params` paths checked against this schema (and respelled)."""
+
+    params: dict[Annotated[str, AfterValidator(_searchable_path)], Distribution] = Field(
+        min_length=1
+    )
+    """Dotted spec path -> distribution, e.g. `training.lr: {loguniform: [1e-4, 1e-3]}`."""
+
+
 class ExperimentSpec(SpecModel):
     """A complete, validated experiment."""
 
@@ -76,7 +91,7 @@ class ExperimentSpec(SpecModel):
     """Health checks (entropy collapse, NaN)."""
     league: LeagueSpec | None = None
     """Self-play league (two-player envs only); see docs/league.md. None: no league."""
-    search: SearchSpec | None = None
+    search: ExperimentSearchSpec | None = None
     """Hyperparameter search (`rlp search`, docs/search.md); `rlp train` ignores it."""
     bc: BCSpec | None = None
     """Behaviour cloning from a teacher on top of PPO (docs/bc.md). None: no BC."""

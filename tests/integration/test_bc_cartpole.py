@@ -72,13 +72,14 @@ def test_online_bc_matches_the_teacher_within_budget(bc_run):
 
 
 def test_init_from_starts_ppo_from_the_bc_weights(bc_run):
+    from rl_platform.bc.extension import bc_extension
     from rl_platform.bc.init_from import load_init_weights
     from rl_platform.rllib_config import build_algorithm_config
 
     spec = load_spec(EXPERIMENTS / "cartpole_bc.yaml")
     spec = spec.model_copy(update={"bc": None, "init_from": str(bc_run.run_dir)})
     _, saved = load_init_weights(bc_run.run_dir)
-    algo = build_algorithm_config(spec).build_algo()
+    algo = build_algorithm_config(spec, extensions=[bc_extension]).build_algo()
     try:
         learner_state = algo.learner_group.get_weights()["default_policy"]
         runner_state = algo.env_runner.module.get_state()
@@ -95,6 +96,7 @@ def test_record_writes_what_rllib_offline_bc_reads(ray_local, tmp_path):
     import ray
     from ray.rllib.offline.offline_prelearner import OfflinePreLearner
 
+    from rl_platform.bc.extension import bc_extension
     from rl_platform.bc.record import record
     from rl_platform.rllib_config import build_algorithm_config
 
@@ -110,7 +112,7 @@ def test_record_writes_what_rllib_offline_bc_reads(ray_local, tmp_path):
             "model": {"hidden": [8]},
         }
     )
-    config = build_algorithm_config(spec)
+    config = build_algorithm_config(spec, extensions=[bc_extension])
     rows = ray.data.read_parquet(str(tmp_path / "d" / "data")).take_batch(64, batch_format="numpy")
     env = gym.make(ENV_ID)
     spaces = (env.observation_space, env.action_space)

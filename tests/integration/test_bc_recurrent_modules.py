@@ -23,11 +23,12 @@ import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.evaluation.postprocessing import Postprocessing
 
-from rl_platform.bc.label_recorder import LabelRecorder
+from rl_platform.bc.extension import bc_extension
 from rl_platform.bc.label_replay import LabelReplay, as_bc_only_batch
 from rl_platform.bc.slicing import BC_MODE, TEACHER_ACTION, BCMode
 from rl_platform.bc.teacher import Teacher
 from rl_platform.connectors.history_window import HISTORY_KEY, SELF_KEY
+from rl_platform.connectors.label_recorder import LabelRecorder
 from rl_platform.losses.bc import ppo_loss_mask
 from rl_platform.rllib_config import build_algorithm_config
 from rl_platform.run.metrics import extract_metrics
@@ -111,7 +112,7 @@ def lstm_run(ray_local, one_torch_thread) -> Iterator[tuple[Any, list[dict[str, 
             },
         }
     )
-    algo = build_algorithm_config(spec).build_algo()
+    algo = build_algorithm_config(spec, extensions=[bc_extension]).build_algo()
     try:
         yield algo, _train(algo, LSTM_ITERATIONS)
     finally:
@@ -275,7 +276,7 @@ def test_transformer_lstm_bc_ppo_on_the_duel(
         }
     )
     extension = functools.partial(league_extension, run_dir=tmp_path)
-    algo = build_algorithm_config(spec, extensions=[extension]).build_algo()
+    algo = build_algorithm_config(spec, extensions=[extension, bc_extension]).build_algo()
     try:
         episodes = algo.env_runner.sample(num_timesteps=200, explore=True)
         _check_duel_episodes(episodes, teacher_calls)

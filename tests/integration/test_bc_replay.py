@@ -6,6 +6,7 @@ loss)."""
 
 import math
 
+from rl_platform.bc.extension import bc_extension
 from rl_platform.rllib_config import build_algorithm_config
 from rl_platform.run.metrics import extract_metrics, is_nonfinite_update
 from rl_platform.spec import ExperimentSpec
@@ -30,7 +31,7 @@ def test_replay_aggregates_every_labelled_step_up_to_capacity(ray_local):
             },
         }
     )
-    algo = build_algorithm_config(spec).build_algo()
+    algo = build_algorithm_config(spec, extensions=[bc_extension]).build_algo()
     try:
         env_steps, history = 0, []
         for _ in range(3):

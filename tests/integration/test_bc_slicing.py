@@ -10,6 +10,7 @@ import functools
 import numpy as np
 import pytest
 
+from rl_platform.bc.extension import bc_extension
 from rl_platform.bc.slicing import BC_MODE, TEACHER_ACTION, BCMode
 from rl_platform.rllib_config import build_algorithm_config
 from rl_platform.spec import ExperimentSpec
@@ -42,7 +43,7 @@ def cartpole_algo(ray_local):
             },
         }
     )
-    algo = build_algorithm_config(spec).build_algo()
+    algo = build_algorithm_config(spec, extensions=[bc_extension]).build_algo()
     yield algo
     algo.stop()
 
@@ -121,7 +122,7 @@ def test_duel_main_is_cloned_and_the_scripted_opponent_untouched(ray_local, tmp_
         }
     )
     extension = functools.partial(league_extension, run_dir=tmp_path)
-    algo = build_algorithm_config(spec, extensions=[extension]).build_algo()
+    algo = build_algorithm_config(spec, extensions=[extension, bc_extension]).build_algo()
     try:
         episodes = algo.env_runner.sample(num_timesteps=2 * STEPS_PER_ENV, explore=True)
     finally:

@@ -18,9 +18,9 @@ from rl_platform.league.callback import LeagueCallback, league_extension
 from rl_platform.league.cli import league_app
 from rl_platform.league.members import DEFAULT_MU
 from rl_platform.rllib_config import build_algorithm_config
-from rl_platform.run.algorithm_state import restore_algorithm, snapshot_algorithm
-from rl_platform.run.checkpoints import CheckpointStore, load_checkpoint
 from rl_platform.run.train import read_metrics
+from rl_platform.storage.algorithm_state import restore_algorithm, snapshot_algorithm
+from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
 from tests.conftest import EXPERIMENTS
 
 TINY = [

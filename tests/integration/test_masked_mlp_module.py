@@ -13,8 +13,9 @@ from ray.rllib.core.rl_module.apis import TARGET_NETWORK_ACTION_DIST_INPUTS
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from rl_platform.errors import SpecError
+from rl_platform.module_spec import module_spec_for
 from rl_platform.modules.masked_mlp_module import MaskedMLPModule
-from rl_platform.rllib_config import _module_spec, build_algorithm_config
+from rl_platform.rllib_config import build_algorithm_config
 from rl_platform.spec import validate_spec_data
 from tests.integration.episode_support import module_episodes
 
@@ -100,14 +101,14 @@ def test_bad_spaces_are_spec_errors() -> None:
 
 
 def test_spec_adapter_picks_the_module_by_observation_space() -> None:
-    assert _module_spec(validate_spec_data(C4_MLP)).module_class is MaskedMLPModule
+    assert module_spec_for(validate_spec_data(C4_MLP)).module_class is MaskedMLPModule
     cartpole = {**C4_MLP, "env": {"id": "CartPole-v1"}}
-    stock = _module_spec(validate_spec_data(cartpole))
+    stock = module_spec_for(validate_spec_data(cartpole))
     assert stock.module_class is None  # RLlib's stock PPO module, unchanged
     assert stock.model_config.fcnet_hiddens == [32, 32]
     dqn = {**C4_MLP, "algo": "DQN", "training": {"train_batch_size": 32}}
     with pytest.raises(SpecError, match=r"model\.type mlp.*DQN"):
-        _module_spec(validate_spec_data(dqn))
+        module_spec_for(validate_spec_data(dqn))
 
 
 def test_ppo_self_play_on_connect_four_with_the_mlp(ray_local) -> None:

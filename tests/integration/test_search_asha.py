@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 from rl_platform import load_spec, train
 from rl_platform.cli import app
 from rl_platform.errors import UserError
-from rl_platform.run.checkpoints import META_FILE
 from rl_platform.search.budget import trial_budget
 from rl_platform.search.results import read_results_csv
 from rl_platform.search.tuner import run_search
+from rl_platform.storage.checkpoints import META_FILE
 from tests.conftest import EXPERIMENTS
 
 SPEC = EXPERIMENTS / "search" / "cartpole_ppo_asha.yaml"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from rl_platform import load_spec
-from rl_platform.run.checkpoints import load_checkpoint
 from rl_platform.search.results import FINISHED, read_results_csv
 from rl_platform.search.tuner import run_search
+from rl_platform.storage.checkpoints import load_checkpoint
 from tests.conftest import EXPERIMENTS
 
 TINY = [

@@ -20,7 +20,7 @@ import torch
 from rl_platform.errors import UserError
 from rl_platform.league import League, LeagueSpec
 from rl_platform.league.pool import MANIFEST, WEIGHTS_DIR
-from rl_platform.run.checkpoints import CheckpointStore, CheckpointWriteError, load_checkpoint
+from rl_platform.storage.checkpoints import CheckpointStore, CheckpointWriteError, load_checkpoint
 from rl_platform.utils import atomic
 from tests.reliability.support import REPO, child_env, wait_for
 
@@ -146,7 +146,7 @@ DISK_FULL = textwrap.dedent(
                           "message": str(exc)}))
 
     if target == "checkpoint":
-        from rl_platform.run.checkpoints import CheckpointStore
+        from rl_platform.storage.checkpoints import CheckpointStore
         store = CheckpointStore(root, keep_last=3)
         small = {"w": np.ones((8, 8), dtype=np.float32)}
         store.save(iteration=1, parts={"algorithm": small}, meta={"env_steps": 1})

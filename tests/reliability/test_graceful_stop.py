@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from rl_platform.cli import app
 from rl_platform.jobs.runtime_env import DEFAULT_STOP_GRACE_S
-from rl_platform.run.checkpoints import CheckpointStore, load_checkpoint
+from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
 from tests.reliability.support import CARTPOLE, TINY, TrainProcess, read_metrics, reaped, sets
 
 # Long run, no periodic checkpoints: any checkpoint present must come from the signal.

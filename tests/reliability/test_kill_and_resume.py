@@ -18,9 +18,9 @@ from rl_platform.errors import UserError
 from rl_platform.league import League, LeagueMismatchError, LeagueSpec
 from rl_platform.league.restore import restore_league
 from rl_platform.rllib_config import build_algorithm_config
-from rl_platform.run.algorithm_state import ALGORITHM_PART, restore_algorithm
-from rl_platform.run.checkpoints import META_FILE, CheckpointStore, load_checkpoint
 from rl_platform.spec import load_spec
+from rl_platform.storage.algorithm_state import ALGORITHM_PART, restore_algorithm
+from rl_platform.storage.checkpoints import META_FILE, CheckpointStore, load_checkpoint
 from tests.reliability.support import CARTPOLE, TINY, TrainProcess, read_metrics, reaped, sets
 
 KILLED_RUN = [*TINY, "stop.iterations=1000", "checkpoint.every_iterations=1"]

@@ -32,8 +32,8 @@ from rl_platform.league import League, LeaguePool, LeagueSpec, routing
 from rl_platform.league.callback import LeagueCallback, _record_games, league_metrics
 from rl_platform.league.members import MemberKind
 from rl_platform.league.slots import module_id_for_slot
-from rl_platform.run.algorithm_state import ALGORITHM_PART, module_weights
-from rl_platform.run.checkpoints import CheckpointStore, LoadedCheckpoint, load_checkpoint
+from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
+from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint, load_checkpoint
 from tests.reliability.support import (
     REPO,
     TrainProcess,
@@ -67,7 +67,7 @@ HOLD_ENV = "RLP_TEST_HOLD_SAVE_AT"
 # the SIGKILL (the entry point is the same Typer app the console script runs).
 HELD_RLP = f"""
 import os, sys, time
-from rl_platform.run.checkpoints import CheckpointStore
+from rl_platform.storage.checkpoints import CheckpointStore
 hold_at = int(os.environ["{HOLD_ENV}"])
 save = CheckpointStore.save
 def held_save(self, *, iteration, parts, meta):

@@ -7,14 +7,14 @@ from typer.testing import CliRunner
 
 from rl_platform.cli import app
 from rl_platform.errors import TrainingHealthError
-from rl_platform.run import train as train_module
-from rl_platform.run.algorithm_state import (
+from rl_platform.run.loop import TrainingLoop
+from rl_platform.storage.algorithm_state import (
     ALGORITHM_PART,
     module_weights,
     nonfinite_weights,
     snapshot_algorithm,
 )
-from rl_platform.run.checkpoints import CheckpointStore, load_checkpoint
+from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
 from tests.reliability.faulty_envs import NAN_REWARD_ENV_ID
 from tests.reliability.support import TINY, only_run_dir, read_metrics, sets
 
@@ -35,14 +35,14 @@ def test_nan_rewards_stop_the_run_clearly_and_keep_a_finite_latest(
     write_spec, tmp_path, ray_local, monkeypatch
 ):
     live_weights: list[dict] = []
-    original = train_module._Loop._check_health
+    original = TrainingLoop._health_verdict
 
     def check_health_and_record_weights(self, metrics):
         # The state the run holds at the moment the check runs, before it can stop anything.
         live_weights.append(module_weights(self.algo.get_state()))
         return original(self, metrics)
 
-    monkeypatch.setattr(train_module._Loop, "_check_health", check_health_and_record_weights)
+    monkeypatch.setattr(TrainingLoop, "_health_verdict", check_health_and_record_weights)
     spec = write_spec(NAN_SPEC)
     out = tmp_path / "runs"
     overrides = [*TINY, f"training.train_batch_size={BATCH}"]

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from rl_platform import load_spec, train
-from rl_platform.run.checkpoints import load_checkpoint
+from rl_platform.storage.checkpoints import load_checkpoint
 from tests.conftest import EXPERIMENTS
 
 SPEC_FILES = sorted(p for p in EXPERIMENTS.rglob("*.yaml"))

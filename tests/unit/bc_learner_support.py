@@ -14,6 +14,7 @@ MODULE = "default_policy"
 
 
 def build_bc_learner(*, bc: dict[str, Any], training: dict[str, Any] | None = None) -> Any:
+    from rl_platform.bc.extension import bc_extension
     from rl_platform.rllib_config import build_algorithm_config
     from rl_platform.spec import ExperimentSpec
 
@@ -27,7 +28,7 @@ def build_bc_learner(*, bc: dict[str, Any], training: dict[str, Any] | None = No
         }
     )
     space = gym.make("CartPole-v1")
-    return build_algorithm_config(spec).build_learner(
+    return build_algorithm_config(spec, extensions=[bc_extension]).build_learner(
         spaces={MODULE: (space.observation_space, space.action_space)}
     )
 

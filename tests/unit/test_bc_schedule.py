@@ -149,7 +149,7 @@ class _Algorithm:
 
 def test_resume_and_iterations_push_the_phase_of_the_env_steps():
     from rl_platform.bc.callback import BCCallback
-    from rl_platform.bc.teacher_labels import TeacherLabels
+    from rl_platform.connectors.teacher_labels import TeacherLabels
 
     spec = BCSpec.model_validate(PHASES)
     labeler = TeacherLabels(settings=settings_at(spec, 0), env_id="CartPole-v1", multi_agent=False)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from rl_platform.errors import IntegrityError
-from rl_platform.run.checkpoints import CheckpointStore, load_checkpoint, resolve_checkpoint
+from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint, resolve_checkpoint
 from rl_platform.utils.state_codec import load_state_tree, save_state_tree
 
 
@@ -56,7 +56,7 @@ def test_failed_save_leaves_previous_latest(tmp_path, monkeypatch):
     def disk_full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("rl_platform.run.checkpoints.save_state_tree", disk_full)
+    monkeypatch.setattr("rl_platform.storage.checkpoints.save_state_tree", disk_full)
     with pytest.raises(OSError, match="No space"):
         store.save(iteration=2, parts={"algorithm": _tree(2)}, meta={})
     assert store.latest().name == "iter_000001"

@@ -99,7 +99,7 @@ def learner():
 
 
 def _record(learner, batch: dict) -> None:
-    from rl_platform.bc.label_recorder import LabelRecorder
+    from rl_platform.connectors.label_recorder import LabelRecorder
 
     LabelRecorder(learner._record_labels)(rl_module=learner.module, batch={MODULE: batch})
 

@@ -10,7 +10,7 @@ import torch
 from rl_platform.errors import IntegrityError, UnsafePathError, UserError
 from rl_platform.league.members import Member, MemberKind
 from rl_platform.league.pool import MANIFEST, WEIGHTS_DIR, LeaguePool
-from rl_platform.league.storage import LeagueStorage
+from rl_platform.storage.pool_files import LeagueStorage
 
 
 def _weights(seed: int = 0) -> dict[str, torch.Tensor]:
@@ -143,10 +143,12 @@ def test_failed_weight_write_registers_nothing(tmp_path: Path, monkeypatch) -> N
         Path(str(path) + ".partial").write_bytes(data[: len(data) // 2])
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("rl_platform.league.storage.write_bytes_atomic", _write_half_then_fail)
+    monkeypatch.setattr("rl_platform.storage.pool_files.write_bytes_atomic", _write_half_then_fail)
     with pytest.raises(OSError, match="No space"):
         pool.add_frozen(member_id="main_v2", weights=_weights(2))
-    monkeypatch.setattr("rl_platform.league.storage.write_bytes_atomic", atomic.write_bytes_atomic)
+    monkeypatch.setattr(
+        "rl_platform.storage.pool_files.write_bytes_atomic", atomic.write_bytes_atomic
+    )
 
     assert "main_v2" not in pool
     assert pool.ids == ["main", "based", "main_v1"]

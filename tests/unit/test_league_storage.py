@@ -6,7 +6,7 @@ import pyarrow.fs as pafs
 import pytest
 
 from rl_platform.errors import UnsafePathError
-from rl_platform.league.storage import LeagueStorage
+from rl_platform.storage.pool_files import LeagueStorage
 
 
 class _FailingMoveFS:

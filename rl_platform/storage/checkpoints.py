@@ -16,11 +16,11 @@ from typing import Any
 from loguru import logger
 
 from rl_platform.errors import UserError
+from rl_platform.storage.layout import CHECKPOINTS_DIR, LATEST_FILE
 from rl_platform.utils.atomic import atomic_directory, write_json_atomic, write_text_atomic
 from rl_platform.utils.state_codec import load_state_tree, save_state_tree
 
 META_FILE = "rlp_state.json"
-LATEST_FILE = "latest"
 _NAME = re.compile(r"^iter_(\d{6,})$")
 
 
@@ -113,7 +113,7 @@ def resolve_checkpoint(path: str | Path) -> Path:
     path = Path(path)
     if (path / META_FILE).is_file():
         return path
-    for root in (path / "checkpoints", path):
+    for root in (path / CHECKPOINTS_DIR, path):
         latest = CheckpointStore(root).latest()
         if latest is not None:
             return latest

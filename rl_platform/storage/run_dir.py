@@ -7,13 +7,11 @@ from loguru import logger
 
 from rl_platform.errors import UserError
 from rl_platform.spec import ExperimentSpec
+from rl_platform.storage.layout import LOG_FILE, SPEC_FILE
 from rl_platform.utils.atomic import write_text_atomic
 from rl_platform.utils.names import safe_join
 from rl_platform.utils.safe_yaml import dump_yaml
 from rl_platform.utils.secrets import mask_secrets
-
-SPEC_FILE = "spec.yaml"
-LOG_FILE = "train.log"
 
 
 def new_run_dir(out_dir: str | Path, name: str) -> Path:

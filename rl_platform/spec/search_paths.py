@@ -16,8 +16,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rl_platform.spec.experiment import ExperimentSpec
-
 SEARCHABLE = ("seed", "env", "training", "model", "health", "league", "bc")
 _LEAF, _MAPPING, _SECTION = "leaf", "mapping", "section"
 # Sections whose model depends on a tag (`algo`, `model.type`): a path is valid if any of the
@@ -56,11 +54,13 @@ def _walk(models: Sequence[type[BaseModel]], prefix: str, out: dict[str, tuple[s
                 _walk(subs, f"{canonical}.", out)
 
 
-def searchable_paths(unions: Unions | None = None) -> dict[str, tuple[str, str]]:
-    """Every searchable path (any spelling) -> (canonical path, leaf|mapping|section)."""
+def searchable_paths(
+    schema: type[BaseModel], unions: Unions | None = None
+) -> dict[str, tuple[str, str]]:
+    """Every searchable path of `schema` (any spelling) -> (canonical path, kind)."""
     out: dict[str, tuple[str, str]] = {}
     for section in SEARCHABLE:
-        field = ExperimentSpec.model_fields[section]
+        field = schema.model_fields[section]
         models = (unions or {}).get(section) or _submodels(field.annotation)
         if models:
             out[section] = (section, _SECTION)
@@ -70,14 +70,14 @@ def searchable_paths(unions: Unions | None = None) -> dict[str, tuple[str, str]]
     return out
 
 
-def spec_unions(spec: ExperimentSpec) -> Unions:
+def spec_unions(spec: Any) -> Unions:
     """The models this spec actually uses for its tagged sections."""
     return {"training": [type(spec.training)], "model": [type(spec.model)]}
 
 
-def _problem(path: str, known: dict[str, tuple[str, str]]) -> str:
+def _problem(path: str, known: dict[str, tuple[str, str]], schema: type[BaseModel]) -> str:
     top = path.split(".")[0]
-    if top in ExperimentSpec.model_fields and top not in SEARCHABLE:
+    if top in schema.model_fields and top not in SEARCHABLE:
         return (
             f"not searchable: only {', '.join(SEARCHABLE)} (and keys inside them) can be "
             "varied; budgets are set by the scheduler"
@@ -91,9 +91,13 @@ def _problem(path: str, known: dict[str, tuple[str, str]]) -> str:
     return f"not a field of the spec; {hint}"
 
 
-def canonical_param_path(path: str, *, unions: Unions | None = None) -> str:
-    """The file-format spelling of a searchable `path`; `ValueError` with a hint otherwise."""
-    known = searchable_paths(unions)
+def canonical_param_path(
+    path: str, *, schema: type[BaseModel], unions: Unions | None = None
+) -> str:
+    """The file-format spelling of a searchable `path` of `schema` (the experiment spec's class,
+    passed in because that class holds the `search:` block this checks); `ValueError` with a
+    hint otherwise."""
+    known = searchable_paths(schema, unions)
     parts = path.split(".")
     if all(parts):
         if path in known and known[path][1] != _SECTION:
@@ -103,4 +107,4 @@ def canonical_param_path(path: str, *, unions: Unions | None = None) -> str:
             head = ".".join(parts[:cut])
             if head in known and known[head][1] == _MAPPING:
                 return ".".join([known[head][0], *parts[cut:]])
-    raise ValueError(_problem(path, known))
+    raise ValueError(_problem(path, known, schema))

@@ -12,7 +12,6 @@ from typing import Any
 import torch
 from ray.rllib.connectors.connector_v2 import ConnectorV2
 from ray.rllib.core.columns import Columns
-from ray.rllib.evaluation.postprocessing import Postprocessing
 from ray.rllib.utils.annotations import override
 
 from rl_platform.bc.slicing import BC_MODE
@@ -27,13 +26,13 @@ class StudentAdvantages(ConnectorV2):
         for module_batch in batch.values():
             if not isinstance(module_batch, dict):
                 continue
-            if BC_MODE not in module_batch or Postprocessing.ADVANTAGES not in module_batch:
+            if BC_MODE not in module_batch or Columns.ADVANTAGES not in module_batch:
                 continue
-            advantages = torch.as_tensor(module_batch[Postprocessing.ADVANTAGES])
+            advantages = torch.as_tensor(module_batch[Columns.ADVANTAGES])
             bc_mode = torch.as_tensor(module_batch[BC_MODE], device=advantages.device)
             loss_mask = module_batch.get(Columns.LOSS_MASK)
             if loss_mask is not None:
                 loss_mask = torch.as_tensor(loss_mask, device=advantages.device)
             mask = ppo_loss_mask(bc_mode=bc_mode, loss_mask=loss_mask)
-            module_batch[Postprocessing.ADVANTAGES] = standardize_advantages(advantages, mask=mask)
+            module_batch[Columns.ADVANTAGES] = standardize_advantages(advantages, mask=mask)
         return batch

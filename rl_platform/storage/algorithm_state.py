@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from rl_platform.errors import TrainingHealthError
-from rl_platform.run.checkpoints import LoadedCheckpoint
+from rl_platform.storage.checkpoints import LoadedCheckpoint
 
 ALGORITHM_PART = "algorithm"
 MODULE_WEIGHTS_PATH = ("learner_group", "learner", "rl_module")

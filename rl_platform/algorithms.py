@@ -1,0 +1,36 @@
+"""Which RLlib classes serve each `algo:` of a spec: its `AlgorithmConfig` and its Learner.
+
+Stock RLlib configs (never subclassed); our learners add the finite-update guard and, for
+`bc:` on PPO, the BC term (see `rl_platform.learners`). Imports are inside the functions so a
+spec for one algorithm never loads the others.
+"""
+
+from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+
+from rl_platform.spec import ExperimentSpec
+
+
+def algorithm_config_class(algo: str) -> type[AlgorithmConfig]:
+    from ray.rllib.algorithms.appo import APPOConfig
+    from ray.rllib.algorithms.bc import BCConfig
+    from ray.rllib.algorithms.dqn import DQNConfig
+    from ray.rllib.algorithms.impala import IMPALAConfig
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.algorithms.sac import SACConfig
+
+    classes = {"PPO": PPOConfig, "APPO": APPOConfig, "IMPALA": IMPALAConfig, "BC": BCConfig}
+    return (classes | {"DQN": DQNConfig, "SAC": SACConfig})[algo]
+
+
+def learner_class(spec: ExperimentSpec) -> type:
+    """PPO with a `bc:` block learns with `BCPPOLearner`; every class guards its updates."""
+    from rl_platform.learners import guarded
+    from rl_platform.learners.bc_ppo import BCPPOLearner
+    from rl_platform.learners.offline_bc import GuardedBCLearner
+    from rl_platform.learners.ppo import PlatformPPOLearner
+
+    if spec.bc is not None and spec.algo == "PPO":
+        return BCPPOLearner
+    classes = {"PPO": PlatformPPOLearner, "APPO": guarded.GuardedAPPOLearner}
+    classes |= {"IMPALA": guarded.GuardedIMPALALearner, "DQN": guarded.GuardedDQNLearner}
+    return (classes | {"SAC": guarded.GuardedSACLearner, "BC": GuardedBCLearner})[spec.algo]

@@ -1,0 +1,148 @@
+"""One training run's iteration loop, shared by `rlp train` and every search trial.
+
+Each iteration: `algo.train()`, namespaced metrics, the health verdict, the env-runner check,
+the stop conditions (the spec's `stop`, the host's own, an unhealthy verdict), a checkpoint
+when due or at the stop, then one report to the host. What differs between hosts is only where
+reports and checkpoints go (`LoopReporter`: a run folder, or Tune) and two policies: whether
+entropy collapse stops the run and whether the run checkpoints when it stops.
+"""
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from loguru import logger
+
+from rl_platform.errors import TrainingHealthError
+from rl_platform.run.env_runner_health import check_env_runners
+from rl_platform.run.health import HealthStatus, HealthVerdict, check_health
+from rl_platform.run.metrics import extract_metrics
+from rl_platform.run.stopping import StopTracker
+from rl_platform.spec import ExperimentSpec
+from rl_platform.storage.algorithm_state import restore_algorithm, snapshot_algorithm
+from rl_platform.storage.checkpoints import LoadedCheckpoint
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint taken but not yet written: the host decides where it goes."""
+
+    iteration: int
+    parts: dict[str, Any]
+    meta: dict[str, Any]
+
+
+class LoopReporter(Protocol):
+    def report(
+        self,
+        metrics: dict[str, float],
+        *,
+        verdict: HealthVerdict,
+        stop_reason: str,
+        checkpoint: Checkpoint | None,
+    ) -> None: ...
+
+
+@dataclass(frozen=True)
+class LoopStart:
+    iteration: int = 0
+    env_steps: int = 0
+
+
+@dataclass(frozen=True)
+class LoopOutcome:
+    iteration: int
+    env_steps: int
+    stop_reason: str
+    verdict: HealthVerdict
+
+
+def checkpoint_participants(algo: Any) -> list[Any]:
+    """Driver callbacks whose state lives outside RLlib's (the league): saved as extra parts."""
+    callbacks = algo.callbacks if isinstance(algo.callbacks, list) else [algo.callbacks]
+    return [cb for cb in callbacks if hasattr(cb, "checkpoint_parts")]
+
+
+def resume_from(algo: Any, checkpoint: LoadedCheckpoint) -> LoopStart:
+    """Restore the algorithm and the participants' state; where the loop picks up."""
+    iteration = restore_algorithm(algo, checkpoint)
+    for participant in checkpoint_participants(algo):
+        participant.restore_parts(checkpoint.parts, algorithm=algo)
+    env_steps = checkpoint.meta.get("env_steps")
+    if env_steps is None:
+        env_steps = _lifetime_env_steps(algo)
+    logger.info("resumed from {} at iteration {}", checkpoint.path.name, iteration)
+    return LoopStart(iteration=iteration, env_steps=int(env_steps))
+
+
+def _lifetime_env_steps(algo: Any) -> int:
+    value = algo.metrics.peek("num_env_steps_sampled_lifetime", default=0) if algo.metrics else 0
+    return int(value) if value is not None and math.isfinite(float(value)) else 0
+
+
+class TrainingLoop:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        spec: ExperimentSpec,
+        algo: Any,
+        *,
+        reporter: LoopReporter,
+        start: LoopStart = LoopStart(),
+        stop_on_collapse: bool,
+        checkpoint_at_stop: bool,
+        host_stop: Callable[[], str | None] = lambda: None,
+    ) -> None:
+        self.spec, self.algo, self.reporter = spec, algo, reporter
+        self.iteration, self.env_steps = start.iteration, start.env_steps
+        self.stop_on_collapse, self.checkpoint_at_stop = stop_on_collapse, checkpoint_at_stop
+        self.host_stop = host_stop
+        self.stopper = StopTracker(spec.stop, spec.checkpoint)
+
+    def run(self) -> LoopOutcome:
+        while True:
+            metrics = extract_metrics(self.algo.train(), previous_env_steps=self.env_steps)
+            self.iteration, self.env_steps = int(metrics["iteration"]), int(metrics["env_steps"])
+            verdict = self._health_verdict(metrics)
+            if verdict.status is not HealthStatus.NAN:
+                check_env_runners(self.algo, iteration=self.iteration)
+            reason = self._stop_reason(metrics, verdict)
+            checkpoint = None
+            if verdict.status is not HealthStatus.NAN and self._checkpoint_due(reason):
+                try:
+                    checkpoint = self._checkpoint()
+                except TrainingHealthError as exc:  # the weights themselves went non-finite
+                    verdict = HealthVerdict(HealthStatus.NAN, str(exc))
+                    reason = str(exc)
+            self.reporter.report(
+                metrics, verdict=verdict, stop_reason=reason, checkpoint=checkpoint
+            )
+            if checkpoint is not None:
+                self.stopper.mark_checkpoint(self.iteration)
+            if reason:
+                return LoopOutcome(self.iteration, self.env_steps, reason, verdict)
+
+    def _health_verdict(self, metrics: dict[str, float]) -> HealthVerdict:
+        return check_health(metrics, self.spec.health)
+
+    def _stop_reason(self, metrics: dict[str, float], verdict: HealthVerdict) -> str:
+        if verdict.status is HealthStatus.NAN or (
+            verdict.status is HealthStatus.COLLAPSED and self.stop_on_collapse
+        ):
+            return verdict.reason
+        return self.stopper.stop_reason(metrics) or self.host_stop() or ""
+
+    def _checkpoint_due(self, reason: str) -> bool:
+        if reason:
+            return self.checkpoint_at_stop
+        return self.stopper.checkpoint_due(self.iteration)
+
+    def _checkpoint(self) -> Checkpoint:
+        parts = snapshot_algorithm(self.algo)
+        for participant in checkpoint_participants(self.algo):
+            parts |= participant.checkpoint_parts()
+        meta = {"env_steps": self.env_steps, "saved_at": time.time(), "spec_name": self.spec.name}
+        return Checkpoint(iteration=self.iteration, parts=parts, meta=meta)
