@@ -21,9 +21,9 @@ import gymnasium as gym
 import torch
 from torch import nn
 
-from rl_platform.modules.config import TransformerLSTMModelConfig
 from rl_platform.modules.nets import count_parameters
 from rl_platform.modules.transformer_lstm_net import TransformerLSTMNet
+from rl_platform.spec.model import TransformerLSTMModelSpec
 
 # The duel's sizes: 64-wide observation split into own [0, 32] and opponent [32, 64].
 OBS_DIM = 32
@@ -34,7 +34,7 @@ ACTIONS = 10
 class ReferenceNet(nn.Module):
     """Same shapes as TransformerLSTMNet, built from stock PyTorch modules."""
 
-    def __init__(self, config: TransformerLSTMModelConfig) -> None:
+    def __init__(self, config: TransformerLSTMModelSpec) -> None:
         super().__init__()
         d = config.d_model
         self.embed = nn.Linear(FRAME_DIM, d)
@@ -121,7 +121,7 @@ def time_fwd_bwd(
 
 
 def run(args: argparse.Namespace) -> list[tuple[str, str, float]]:
-    base, _ = TransformerLSTMModelConfig.from_model_config({})
+    base, _ = TransformerLSTMModelSpec.from_model_config({})
     inputs = make_inputs(args.batch, args.seq, base.history, args.device)
     if args.padded:  # left padding as at episode starts: 0..H-1 missing frames per window
         missing = torch.randint(
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> list[tuple[str, str, float]]:
     ]
     precisions = ["fp32", "bf16"] if args.device == "cuda" else ["fp32"]
     for precision in precisions:
-        config = TransformerLSTMModelConfig(**{**base.__dict__, "precision": precision})
+        config = base.model_copy(update={"precision": precision})
         net = TransformerLSTMNet(
             obs_dim=OBS_DIM, frame_dim=FRAME_DIM, action_space=gym.spaces.Discrete(ACTIONS),
             config=config,

@@ -128,7 +128,7 @@ def _recurrent_factory(
     model_type: str, settings: Mapping[str, Any], weights: Mapping[str, Any], obs_dim: int, n: int
 ) -> PolicyFactory:
     from rl_platform.connectors.history_window import ObsSplit
-    from rl_platform.modules.config import LSTMModelConfig, TransformerLSTMModelConfig
+    from rl_platform.spec.model import LSTMModelSpec, TransformerLSTMModelSpec
 
     tensors = _tensors(weights)
     state = {k.removeprefix("net."): v for k, v in tensors.items() if k.startswith("net.")}
@@ -138,14 +138,14 @@ def _recurrent_factory(
     if model_type == "lstm":
         from rl_platform.modules.lstm_net import LSTMActorCriticNet
 
-        config, _ = LSTMModelConfig.from_model_config(dict(settings))
+        config, _ = LSTMModelSpec.from_model_config(dict(settings))
         net: nn.Module = LSTMActorCriticNet(
             obs_dim=obs_dim, action_space=action_space, config=config
         )
     else:
         from rl_platform.modules.transformer_lstm_net import TransformerLSTMNet
 
-        config, _ = TransformerLSTMModelConfig.from_model_config(dict(settings))
+        config, _ = TransformerLSTMModelSpec.from_model_config(dict(settings))
         parts = ObsSplit.from_config(config.obs_split or {})
         if parts.uses_keys:
             raise UserError("tournaments need index-range obs_split for transformer_lstm")

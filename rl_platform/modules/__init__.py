@@ -100,9 +100,9 @@ def history_connector_for(
     agent_ids: Collection[Any] | None = None,
 ) -> Callable[..., Any]:
     """`env_to_module_connector` callable building the OpponentHistory piece (see above)."""
-    from rl_platform.modules.config import TransformerLSTMModelConfig
+    from rl_platform.spec.model import TransformerLSTMModelSpec
 
-    config, _ = TransformerLSTMModelConfig.from_model_config(model_config)
+    config, _ = TransformerLSTMModelSpec.from_model_config(model_config)
     if config.obs_split is None:
         raise SpecError(
             [

@@ -20,18 +20,18 @@ from torch import nn
 
 from rl_platform.connectors.history_window import ACTION_MASK_KEY, MASKED_OBS_KEY
 from rl_platform.errors import SpecError
-from rl_platform.modules.config import LSTMModelConfig
 from rl_platform.modules.lstm_net import LSTMActorCriticNet
 from rl_platform.modules.nets import flat_dim
 from rl_platform.modules.recurrent_module import RecurrentActorCriticModule
+from rl_platform.spec.model import LSTMModelSpec
 
 
 class LSTMActorCriticModule(RecurrentActorCriticModule):
     """LSTM actor-critic; see the module docstring for config keys and spaces."""
 
-    config_cls = LSTMModelConfig
+    config_cls = LSTMModelSpec
 
-    def build_net(self, config: LSTMModelConfig) -> nn.Module:
+    def build_net(self, config: LSTMModelSpec) -> nn.Module:
         space = self.observation_space
         self._has_action_mask = isinstance(space, gym.spaces.Dict)
         if self._has_action_mask:

@@ -9,8 +9,8 @@ import gymnasium as gym
 import torch
 from torch import nn
 
-from rl_platform.modules.config import LSTMModelConfig
 from rl_platform.modules.nets import MLP, ActionHead, LSTMCore, ValueHead, apply_action_mask
+from rl_platform.spec.model import LSTMModelSpec
 
 State = dict[str, torch.Tensor]
 
@@ -18,7 +18,7 @@ State = dict[str, torch.Tensor]
 class LSTMActorCriticNet(nn.Module):
     """obs [B, T, obs_dim] + state {"h", "c"}: [B, C] -> embeddings [B, T, C] + new state."""
 
-    def __init__(self, *, obs_dim: int, action_space: gym.Space, config: LSTMModelConfig) -> None:
+    def __init__(self, *, obs_dim: int, action_space: gym.Space, config: LSTMModelSpec) -> None:
         super().__init__()
         self.encoder = MLP(obs_dim, config.encoder, activation=config.activation)
         self.lstm = LSTMCore(self.encoder.out_dim, config.lstm_cell_size)

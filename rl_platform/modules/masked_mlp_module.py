@@ -8,7 +8,7 @@ encode. Plain Box observations keep RLlib's stock module; this module accepts th
 mask), e.g. for tests.
 
 model_config keys: those of the spec's `mlp` model, `hidden` [256, 256], `activation` tanh,
-`vf_share_layers` false (rl_platform/modules/config.py, MLPModelConfig). Network:
+`vf_share_layers` false (rl_platform/spec/model.py, MLPModelSpec). Network:
 rl_platform/modules/masked_mlp_net.py. Actions: Discrete, MultiDiscrete (masks allowed),
 1-D Box (no mask).
 
@@ -41,10 +41,10 @@ from torch import nn
 from rl_platform.connectors.history_window import ACTION_MASK_KEY, MASKED_OBS_KEY
 from rl_platform.errors import SpecError
 from rl_platform.modules import is_action_mask_space
-from rl_platform.modules.config import MLPModelConfig
 from rl_platform.modules.masked_mlp_net import MaskedMLPNet
 from rl_platform.modules.nets import action_dist_input_dim
 from rl_platform.modules.recurrent_module import RLLIB_MODEL_KEYS, action_dist_cls_for
+from rl_platform.spec.model import MLPModelSpec
 
 
 def _masked_obs_space(space: gym.Space) -> tuple[gym.spaces.Box, int | None]:
@@ -70,11 +70,11 @@ class MaskedMLPModule(TorchRLModule, ValueFunctionAPI, TargetNetworkAPI, Inferen
     def setup(self) -> None:
         raw = self.model_config
         raw = dataclasses.asdict(raw) if dataclasses.is_dataclass(raw) else dict(raw or {})
-        parsed, unknown = MLPModelConfig.from_model_config(raw)
+        parsed, unknown = MLPModelSpec.from_model_config(raw)
         ignored = [k for k in unknown if k not in RLLIB_MODEL_KEYS and k != "settings"]
         if ignored:
             logger.warning("MaskedMLPModule: ignoring unknown model keys {}", ignored)
-        self.model_config = {**raw, **parsed.to_dict()}
+        self.model_config = {**raw, **parsed.settings}
         obs_space, mask_len = _masked_obs_space(self.observation_space)
         self._has_action_mask = mask_len is not None
         if mask_len is not None:

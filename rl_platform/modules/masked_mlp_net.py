@@ -19,8 +19,8 @@ import gymnasium as gym
 import torch
 from torch import nn
 
-from rl_platform.modules.config import MLPModelConfig
 from rl_platform.modules.nets import MLP, ActionHead, ValueHead, apply_action_mask
+from rl_platform.spec.model import MLPModelSpec
 
 
 class MaskedMLPNet(nn.Module):
@@ -32,7 +32,7 @@ class MaskedMLPNet(nn.Module):
         *,
         obs_shape: tuple[int, ...],
         action_space: gym.Space,
-        config: MLPModelConfig,
+        config: MLPModelSpec,
     ) -> None:
         super().__init__()
         self.obs_ndim = len(obs_shape)

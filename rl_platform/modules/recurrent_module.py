@@ -77,7 +77,7 @@ class RecurrentActorCriticModule(
 ):
     """Base class; subclasses implement `build_net` and `net_inputs` (see module docstring)."""
 
-    config_cls: type  # LSTMModelConfig or TransformerLSTMModelConfig, set by subclasses
+    config_cls: type  # LSTMModelSpec or TransformerLSTMModelSpec, set by subclasses
 
     @override(TorchRLModule)
     def setup(self) -> None:
@@ -89,7 +89,7 @@ class RecurrentActorCriticModule(
             logger.warning("{}: ignoring unknown model keys {}", type(self).__name__, ignored)
         # Write defaults back: RLlib's AddTimeDimToBatchAndZeroPad reads
         # `module.model_config["max_seq_len"]` directly.
-        self.model_config = {**raw, **parsed.to_dict()}
+        self.model_config = {**raw, **parsed.settings}
         self.parsed_config = parsed
         self.net = self.build_net(parsed)
         # The critic moves to the top level so InferenceOnlyAPI can drop it on env runners:

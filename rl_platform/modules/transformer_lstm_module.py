@@ -33,18 +33,18 @@ from rl_platform.connectors.history_window import (
     SELF_KEY,
 )
 from rl_platform.errors import SpecError
-from rl_platform.modules.config import TransformerLSTMModelConfig
 from rl_platform.modules.nets import flat_dim
 from rl_platform.modules.recurrent_module import RecurrentActorCriticModule
 from rl_platform.modules.transformer_lstm_net import TransformerLSTMNet
+from rl_platform.spec.model import TransformerLSTMModelSpec
 
 
 class TransformerLSTMModule(RecurrentActorCriticModule):
     """Strategy-encoder + LSTM actor-critic over the OpponentHistory observation dict."""
 
-    config_cls = TransformerLSTMModelConfig
+    config_cls = TransformerLSTMModelSpec
 
-    def build_net(self, config: TransformerLSTMModelConfig) -> nn.Module:
+    def build_net(self, config: TransformerLSTMModelSpec) -> nn.Module:
         space = self.observation_space
         required = {SELF_KEY, HISTORY_KEY, MASK_KEY}
         if not isinstance(space, gym.spaces.Dict) or not required <= set(space.spaces):

@@ -21,7 +21,6 @@ from loguru import logger
 from torch import nn
 
 from rl_platform.connectors.history_window import HISTORY_KEY, MASK_KEY, SELF_KEY
-from rl_platform.modules.config import TransformerLSTMModelConfig
 from rl_platform.modules.nets import (
     ActionHead,
     LSTMCore,
@@ -30,6 +29,7 @@ from rl_platform.modules.nets import (
     count_parameters,
 )
 from rl_platform.modules.transformer import ConditionedExtractor, StrategyEncoder, key_padding
+from rl_platform.spec.model import TransformerLSTMModelSpec
 
 State = dict[str, torch.Tensor]
 
@@ -43,7 +43,7 @@ class TransformerLSTMNet(nn.Module):
         obs_dim: int,
         frame_dim: int,
         action_space: gym.Space,
-        config: TransformerLSTMModelConfig,
+        config: TransformerLSTMModelSpec,
     ) -> None:
         super().__init__()
         self.history = config.history

@@ -51,9 +51,9 @@ def history_converter(spec: ExperimentSpec, raw_space: gym.Space) -> Any | None:
     if spec.model.type != TRANSFORMER_LSTM:
         return None
     from rl_platform.connectors.opponent_history import OpponentHistory
-    from rl_platform.modules.config import TransformerLSTMModelConfig
+    from rl_platform.spec.model import TransformerLSTMModelSpec
 
-    config, _ = TransformerLSTMModelConfig.from_model_config(dict(spec.model.settings))
+    config, _ = TransformerLSTMModelSpec.from_model_config(dict(spec.model.settings))
     return OpponentHistory(
         raw_space, None, history=config.history, obs_split=config.obs_split, multi_agent=False
     )

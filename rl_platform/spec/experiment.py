@@ -9,14 +9,13 @@ from rl_platform.league.spec import LeagueSpec
 from rl_platform.sampling.choice import choose_runner
 from rl_platform.search.spec import Distribution, SearchSpec
 from rl_platform.spec.base import SpecModel
+from rl_platform.spec.model import MLPModelSpec, ModelSpec, TransformerLSTMModelSpec
 from rl_platform.spec.search_paths import canonical_param_path
 from rl_platform.spec.sections import (
     CheckpointSpec,
     EnvSpec,
     HealthSpec,
     LoggingSpec,
-    MLPModelSpec,
-    ModelSpec,
     ResourcesSpec,
     StopSpec,
 )
@@ -124,6 +123,15 @@ class ExperimentSpec(SpecModel):
                 f"bc.replay needs a single learner, got resources.learners="
                 f"{self.resources.learners}; set resources.learners to 0 or 1 (one GPU learner "
                 "is fine) or remove bc.replay"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _history_split_given(self) -> "ExperimentSpec":
+        if isinstance(self.model, TransformerLSTMModelSpec) and self.model.obs_split is None:
+            raise ValueError(
+                "model.obs_split is required for transformer_lstm, e.g. "
+                "{self: [0, 32], opponent: [32, 64]} or {self: <key>, opponent: <key>}"
             )
         return self
 

@@ -13,7 +13,7 @@ from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from rl_platform.spec.sections import MODEL_TYPES
+from rl_platform.spec.model import MODEL_TYPES
 from rl_platform.spec.training import DQNTraining, PPOTraining, SACTraining
 
 _TRAINING_BY_TAG = {"PPO": PPOTraining, "APPO": PPOTraining, "IMPALA": PPOTraining}

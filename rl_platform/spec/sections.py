@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from rl_platform.envs.catalog import close_env_ids, is_known_env
 from rl_platform.spec.base import SpecModel
@@ -38,108 +38,6 @@ class EnvSpec(SpecModel):
             hint = f"did you mean {', '.join(close)}?" if close else "`rlp envs` lists known ids"
             raise ValueError(f"unknown env id; {hint}")
         return env_id
-
-
-class _ModuleModelSpec(SpecModel):
-    """Shared by the model specs: the keys handed to the RLModule as its `model_config`."""
-
-    @property
-    def settings(self) -> dict[str, Any]:
-        """This model's keys minus `type`: the RLModule's `model_config`."""
-        return self.model_dump(mode="json", exclude={"type"})
-
-
-class MLPModelSpec(_ModuleModelSpec):
-    """RLlib's default catalog network (an MLP, or a CNN under the `atari` wrapper); our masked
-    MLP with the same keys for envs with action masks (docs/modules.md)."""
-
-    type: Literal["default", "mlp"] = "default"
-    """`default`/`mlp`: RLlib's catalog MLP; rl_platform's masked MLP on action-mask envs."""
-    hidden: list[PositiveInt] = [256, 256]
-    """Hidden layer sizes."""
-    activation: Literal["tanh", "relu", "silu"] = "tanh"
-    """Hidden activation."""
-    vf_share_layers: bool = False
-    """Share the trunk between policy and value function."""
-
-
-class LSTMModelSpec(_ModuleModelSpec):
-    """rl_platform's LSTM actor-critic (docs/modules.md)."""
-
-    type: Literal["lstm"]
-    encoder: list[PositiveInt] = [256]
-    """MLP encoder before the LSTM."""
-    lstm_cell_size: PositiveInt = 512
-    """LSTM hidden size."""
-    actor: list[PositiveInt] = [96, 96]
-    """Policy head hidden sizes."""
-    critic: list[PositiveInt] = [96, 96]
-    """Value head hidden sizes."""
-    max_seq_len: PositiveInt = 32
-    """Training sequence chunk length."""
-    activation: Literal["relu", "tanh", "silu", "gelu", "elu"] = "relu"
-    """Hidden activation."""
-
-
-class TransformerLSTMModelSpec(_ModuleModelSpec):
-    """Transformer opponent-history encoder feeding an LSTM actor-critic (docs/modules.md)."""
-
-    type: Literal["transformer_lstm"]
-    history: PositiveInt = 90
-    """Opponent frames kept by the history connector."""
-    layers: PositiveInt = 6
-    """Pre-norm transformer layers of the strategy encoder."""
-    heads: PositiveInt = 8
-    """Attention heads (must divide d_model)."""
-    kv_heads: PositiveInt | None = None
-    """Key/value heads shared by the query heads (grouped-query attention; must divide
-    `heads`). Unset: 2 (1 for an odd `heads`); equal to `heads`: plain multi-head attention."""
-    d_model: PositiveInt = 256
-    """Transformer width and strategy-latent size."""
-    lstm_cell_size: PositiveInt = 512
-    """LSTM hidden size."""
-    actor: list[PositiveInt] = [96, 96]
-    """Policy head hidden sizes."""
-    critic: list[PositiveInt] = [96, 96]
-    """Value head hidden sizes."""
-    obs_encoder: list[PositiveInt] = [256]
-    """MLP from the agent's own observation to d_model."""
-    ffn_mult: PositiveInt = 1
-    """Feed-forward width as a multiple of d_model."""
-    precision: Literal["fp32", "bf16"] = "fp32"
-    """bf16 autocast on CUDA when `bf16`."""
-    max_seq_len: PositiveInt = 32
-    """Training sequence chunk length."""
-    activation: Literal["relu", "tanh", "silu", "gelu", "elu"] = "relu"
-    """Hidden activation."""
-    obs_split: dict[str, Any]
-    """Own/opponent parts of the observation: `{self: [0, 32], opponent: [32, 64]}` or dict keys."""
-
-    @model_validator(mode="after")
-    def _heads_divide_width(self) -> "TransformerLSTMModelSpec":
-        if self.d_model % self.heads:
-            raise ValueError(f"d_model ({self.d_model}) must be divisible by heads ({self.heads})")
-        if self.kv_heads is not None and self.heads % self.kv_heads:
-            raise ValueError(
-                f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})"
-            )
-        return self
-
-
-def _model_tag(value: Any) -> str:
-    """Which model spec applies; a missing `type` means RLlib's default MLP."""
-    kind = value.get("type", "default") if isinstance(value, dict) else value.type
-    return "mlp" if kind in ("default", "mlp") else str(kind)
-
-
-ModelSpec = Annotated[
-    Annotated[MLPModelSpec, Tag("mlp")]
-    | Annotated[LSTMModelSpec, Tag("lstm")]
-    | Annotated[TransformerLSTMModelSpec, Tag("transformer_lstm")],
-    Discriminator(_model_tag),
-]
-MODEL_TYPES = {"default": MLPModelSpec, "mlp": MLPModelSpec, "lstm": LSTMModelSpec}
-MODEL_TYPES |= {"transformer_lstm": TransformerLSTMModelSpec}
 
 
 class ResourcesSpec(SpecModel):

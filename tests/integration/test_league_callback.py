@@ -266,12 +266,11 @@ def test_recurrent_members_play_tournaments_as_torch_policies() -> None:
     from rl_platform.envs.duel import get_scripted_agent
     from rl_platform.envs.duel.arena import run_matches
     from rl_platform.league.torch_policy import policy_factory
-    from rl_platform.modules.config import LSTMModelConfig
     from rl_platform.modules.lstm_net import LSTMActorCriticNet
-    from rl_platform.spec.sections import LSTMModelSpec
+    from rl_platform.spec.model import LSTMModelSpec
 
     model = LSTMModelSpec(type="lstm", encoder=[32], lstm_cell_size=16, actor=[8], critic=[8])
-    config, _ = LSTMModelConfig.from_model_config(model.settings)
+    config, _ = LSTMModelSpec.from_model_config(model.settings)
     net = LSTMActorCriticNet(obs_dim=64, action_space=gym.spaces.Discrete(10), config=config)
     # The RLModule's state dict: the net under `net.`, its critic moved to the top level.
     weights = {

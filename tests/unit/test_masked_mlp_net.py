@@ -7,9 +7,9 @@ import torch
 
 from rl_platform.errors import SpecError
 from rl_platform.modules import is_action_mask_space, mlp_module_class_for
-from rl_platform.modules.config import MLPModelConfig
 from rl_platform.modules.masked_mlp_net import MaskedMLPNet
 from rl_platform.modules.nets import apply_action_mask
+from rl_platform.spec.model import MLPModelSpec
 
 OBS_SHAPE = (6, 7, 2)
 ACTIONS = gym.spaces.Discrete(7)
@@ -25,7 +25,7 @@ def _seed() -> None:
 
 
 def _net(*, shared: bool = False, action_space: gym.Space = ACTIONS) -> MaskedMLPNet:
-    config = MLPModelConfig(hidden=(32, 32), activation="tanh", vf_share_layers=shared)
+    config = MLPModelSpec(hidden=(32, 32), activation="tanh", vf_share_layers=shared)
     return MaskedMLPNet(obs_shape=OBS_SHAPE, action_space=action_space, config=config)
 
 
@@ -99,17 +99,17 @@ def test_multidiscrete_masks_cover_concatenated_logits() -> None:
 
 
 def test_mlp_config_matches_the_spec_keys() -> None:
-    config, unknown = MLPModelConfig.from_model_config(
+    config, unknown = MLPModelSpec.from_model_config(
         {"hidden": [16], "activation": "relu", "vf_share_layers": True, "fcnet_hiddens": [1]}
     )
-    assert config == MLPModelConfig(hidden=(16,), activation="relu", vf_share_layers=True)
+    assert config == MLPModelSpec(hidden=(16,), activation="relu", vf_share_layers=True)
     assert unknown == ["fcnet_hiddens"]
-    assert MLPModelConfig.from_model_config({"hidden": []})[0].hidden == ()
-    assert MLPModelConfig.from_model_config(None)[0] == MLPModelConfig()
+    assert MLPModelSpec.from_model_config({"hidden": []})[0].hidden == []
+    assert MLPModelSpec.from_model_config(None)[0] == MLPModelSpec()
     with pytest.raises(SpecError, match="vf_share_layers"):
-        MLPModelConfig.from_model_config({"vf_share_layers": "yes"})
+        MLPModelSpec.from_model_config({"vf_share_layers": "yes"})
     with pytest.raises(SpecError, match="hidden"):
-        MLPModelConfig.from_model_config({"hidden": [0]})
+        MLPModelSpec.from_model_config({"hidden": [0]})
 
 
 def test_mlp_module_choice_by_observation_space() -> None:

@@ -6,7 +6,6 @@ import pytest
 import torch
 
 from rl_platform.errors import SpecError
-from rl_platform.modules.config import LSTMModelConfig, TransformerLSTMModelConfig
 from rl_platform.modules.lstm_net import LSTMActorCriticNet
 from rl_platform.modules.nets import (
     MLP,
@@ -16,6 +15,7 @@ from rl_platform.modules.nets import (
     action_dist_input_dim,
     apply_action_mask,
 )
+from rl_platform.spec.model import LSTMModelSpec, TransformerLSTMModelSpec
 
 ACTION_SPACES = [
     gym.spaces.Discrete(4),
@@ -120,7 +120,7 @@ def test_mask_works_in_bf16_and_checks_width() -> None:
 
 
 def test_lstm_net_sequence_equals_steps() -> None:
-    config = LSTMModelConfig(encoder=(8,), lstm_cell_size=12, actor=(6,), critic=(6,))
+    config = LSTMModelSpec(encoder=(8,), lstm_cell_size=12, actor=(6,), critic=(6,))
     net = LSTMActorCriticNet(obs_dim=4, action_space=gym.spaces.Discrete(3), config=config)
     obs = torch.randn(2, 5, 4)
     state = {k: v.expand(2, -1) for k, v in net.initial_state().items()}
@@ -135,30 +135,30 @@ def test_lstm_net_sequence_equals_steps() -> None:
 
 
 def test_lstm_config_defaults_unknown_keys_and_nested_settings() -> None:
-    config, unknown = LSTMModelConfig.from_model_config(
+    config, unknown = LSTMModelSpec.from_model_config(
         {"vf_share_layers": False, "settings": {"lstm_cell_size": 64}}
     )
     assert config.lstm_cell_size == 64
-    assert config.encoder == (256,) and config.actor == (96, 96) and config.max_seq_len == 32
+    assert config.encoder == [256] and config.actor == [96, 96] and config.max_seq_len == 32
     assert unknown == ["vf_share_layers"]
-    assert config.to_dict()["encoder"] == [256]
+    assert config.settings["encoder"] == [256]
 
 
 def test_config_errors_are_spec_errors() -> None:
     with pytest.raises(SpecError) as err:
-        LSTMModelConfig.from_model_config({"lstm_cell_size": 0, "actor": [96, "x"]})
+        LSTMModelSpec.from_model_config({"lstm_cell_size": 0, "actor": [96, "x"]})
     assert len(err.value.problems) == 2
     with pytest.raises(SpecError, match="divisible"):
-        TransformerLSTMModelConfig.from_model_config({"d_model": 30, "heads": 8})
+        TransformerLSTMModelSpec.from_model_config({"d_model": 30, "heads": 8})
     with pytest.raises(SpecError, match="precision"):
-        TransformerLSTMModelConfig.from_model_config({"precision": "fp16"})
+        TransformerLSTMModelSpec.from_model_config({"precision": "fp16"})
     with pytest.raises(SpecError, match="kv_heads"):
-        TransformerLSTMModelConfig.from_model_config({"heads": 8, "kv_heads": 3})
+        TransformerLSTMModelSpec.from_model_config({"heads": 8, "kv_heads": 3})
 
 
 def test_key_value_heads_default_divides_heads() -> None:
     for heads, expected in ((8, 2), (2, 2), (1, 1), (3, 1)):
-        config, _ = TransformerLSTMModelConfig.from_model_config({"heads": heads, "d_model": 24})
+        config, _ = TransformerLSTMModelSpec.from_model_config({"heads": heads, "d_model": 24})
         assert config.key_value_heads == expected
-    config, _ = TransformerLSTMModelConfig.from_model_config({"heads": 8, "kv_heads": 8})
+    config, _ = TransformerLSTMModelSpec.from_model_config({"heads": 8, "kv_heads": 8})
     assert config.key_value_heads == 8

@@ -8,7 +8,6 @@ import gymnasium as gym
 import pytest
 import torch
 
-from rl_platform.modules.config import TransformerLSTMModelConfig
 from rl_platform.modules.nets import count_parameters
 from rl_platform.modules.transformer import (
     MultiHeadAttention,
@@ -17,8 +16,9 @@ from rl_platform.modules.transformer import (
     key_padding,
 )
 from rl_platform.modules.transformer_lstm_net import TransformerLSTMNet
+from rl_platform.spec.model import TransformerLSTMModelSpec
 
-SMALL = TransformerLSTMModelConfig(
+SMALL = TransformerLSTMModelSpec(
     history=6, layers=2, heads=2, d_model=16, lstm_cell_size=12, actor=(8,), critic=(8,),
     obs_encoder=(8,),
 )  # fmt: skip
@@ -143,7 +143,7 @@ def test_bf16_precision_is_noop_on_cpu() -> None:
         obs_dim=5,
         frame_dim=3,
         action_space=gym.spaces.Discrete(3),
-        config=TransformerLSTMModelConfig(**{**SMALL.__dict__, "precision": "bf16"}),
+        config=SMALL.model_copy(update={"precision": "bf16"}),
     )
     bf16.load_state_dict(net.state_dict())
     inputs = _inputs(2, 3)
@@ -152,7 +152,7 @@ def test_bf16_precision_is_noop_on_cpu() -> None:
 
 
 def test_default_size_parameter_count() -> None:
-    config, _ = TransformerLSTMModelConfig.from_model_config({})
+    config, _ = TransformerLSTMModelSpec.from_model_config({})
     # The duel's sizes: 64-wide observation split into own [0, 32] and opponent [32, 64].
     net = TransformerLSTMNet(
         obs_dim=32, frame_dim=32, action_space=gym.spaces.Discrete(10), config=config
