@@ -1,4 +1,5 @@
-"""Register spec envs with Ray under one name each; the only envs file that imports Ray."""
+"""Register spec envs with Ray under one name each (with `pettingzoo_adapter.py`, an envs file that
+imports Ray; `catalog.py` and the game cores do not)."""
 
 import importlib
 from typing import Any

@@ -50,6 +50,7 @@ from rl_platform.league.scripted import check_scripted_names
 from rl_platform.league.slots import module_id_for_scripted, module_id_for_slot
 from rl_platform.league.spec import LeagueSpec
 from rl_platform.modules.scripted_module import ScriptedRLModule
+from rl_platform.rllib_config import with_callback
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.layout import LEAGUE_DIR
 
@@ -101,9 +102,7 @@ def league_extension(
     ).rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
     # A bound subclass carries the settings: RLlib instantiates callbacks without arguments.
     bound = type("BoundLeagueCallback", (LeagueCallback,), {"settings": settings})
-    existing = config.callbacks_class
-    existing = existing if isinstance(existing, list) else [existing]
-    return config.callbacks([*existing, bound])
+    return with_callback(config, bound)
 
 
 # ----- functions shipped to env runners (module level so they pickle by reference) --------

@@ -16,6 +16,7 @@ import numpy as np
 from loguru import logger
 
 from rl_platform.errors import UserError
+from rl_platform.module_ids import TRAINED_MODULE_IDS
 from rl_platform.policies.base import FunctionPolicy, Policy, RandomPolicy
 from rl_platform.policies.uri import PolicyKind, PolicyURI, parse_policy_uri
 from rl_platform.storage.layout import CHECKPOINTS_DIR, LATEST_FILE, LEAGUE_DIR
@@ -74,7 +75,6 @@ def _existing(path: str | None, *, label: str) -> Path:
 
 
 def _from_checkpoint(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:
-    from rl_platform.run.metrics import MAIN_MODULE_CANDIDATES
     from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
     from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 
@@ -86,7 +86,7 @@ def _from_checkpoint(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy
         folder = named
     loaded = load_checkpoint(resolve_checkpoint(folder))
     weights = module_weights(loaded.parts[ALGORITHM_PART])
-    module_id = uri.module or next((m for m in MAIN_MODULE_CANDIDATES if m in weights), None)
+    module_id = uri.module or next((m for m in TRAINED_MODULE_IDS if m in weights), None)
     if module_id is not None and module_id.startswith(SCRIPTED_MODULE_PREFIX):
         return _scripted_for_env(uri.text, module_id.removeprefix(SCRIPTED_MODULE_PREFIX), env)
     if module_id not in weights:

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from rl_platform.learners import HEALTH_NONFINITE_KEY
+from rl_platform.module_ids import TRAINED_MODULE_IDS
 
 # RLlib learner result key -> our name, for the main module.
 _LEARNER_KEYS = {
@@ -24,7 +25,6 @@ _LEARNER_KEYS = {
     "alpha_value": "train/alpha",
 }
 CUSTOM_PREFIXES = ("reward/", "actions/", "league/", "bc/", "curriculum/", "loss/")
-MAIN_MODULE_CANDIDATES = ("default_policy", "main")
 
 
 def _number(value: Any) -> float | None:
@@ -36,7 +36,7 @@ def _number(value: Any) -> float | None:
 
 
 def main_module_results(learners: dict[str, Any]) -> dict[str, Any]:
-    for module_id in MAIN_MODULE_CANDIDATES:
+    for module_id in TRAINED_MODULE_IDS:
         if isinstance(learners.get(module_id), dict):
             return learners[module_id]
     others = [v for k, v in learners.items() if k != "__all_modules__" and isinstance(v, dict)]
