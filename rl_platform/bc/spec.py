@@ -25,7 +25,9 @@ from rl_platform.module_ids import MAIN_MODULE_ID
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 NonNegative = Annotated[float, Field(ge=0.0)]
 PositiveInt = Annotated[int, Field(gt=0)]
-_CONFIG = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+_CONFIG = ConfigDict(
+    frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False
+)
 PHASE_FIELDS = ("teacher", "teacher_led", "student_led", "coef", "schedule")
 
 

@@ -22,6 +22,8 @@ class PlatformEnv:
     vector_game: str | None = None
     """`module:attribute` of its `VectorGame` (rl_platform/envs/vector_game.py), which the
     array env runner steps (`env.runner: auto | vector`); None for envs without one."""
+    kwargs: tuple[str, ...] | None = None
+    """The `env.kwargs` keys the factory reads; None: not declared (anything passes)."""
 
 
 PLATFORM_ENVS: dict[str, PlatformEnv] = {
@@ -30,6 +32,16 @@ PLATFORM_ENVS: dict[str, PlatformEnv] = {
         "multi",
         "our 1v1 platform fighter",
         vector_game="rl_platform.envs.duel.vector_game:DuelVectorGame",
+        # DuelConfig's fields (rl_platform/envs/duel/config.py) and the adapter's render_mode.
+        kwargs=(
+            "max_steps",
+            "stocks",
+            "reward_weights",
+            "seed",
+            "spawn_jitter",
+            "truncate_on_timeout",
+            "render_mode",
+        ),
     ),
     "rlp/StatelessCartPole-v0": PlatformEnv(
         "ray.rllib.examples.envs.classes.stateless_cartpole:StatelessCartPole",
@@ -40,12 +52,14 @@ PLATFORM_ENVS: dict[str, PlatformEnv] = {
         "rl_platform.envs.rps_history:RPSHistoryEnv",
         "single",
         "repeated rock-paper-scissors vs a hidden-strategy opponent",
+        kwargs=("opponent", "episode_len", "bias", "reveal_history"),
     ),
     "pettingzoo/connect_four_v3": PlatformEnv(
         "rl_platform.envs.pettingzoo_adapter:connect_four_env",
         "multi",
         "PettingZoo connect four (turn-based, action masks)",
         vector_game="rl_platform.envs.connect_four.vector_game:ConnectFourVectorGame",
+        kwargs=("seed", "render_mode"),
     ),
 }
 

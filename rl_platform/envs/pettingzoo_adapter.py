@@ -21,12 +21,13 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
+from rl_platform.envs.catalog import PLATFORM_ENVS
 from rl_platform.errors import UserError
 
 MASKED_OBS_KEY = "observations"
 ACTION_MASK_KEY = "action_mask"
 _SEED_STRIDE = 1000
-_KNOWN_KEYS = {"seed", "render_mode"}
+_KNOWN_KEYS = frozenset(PLATFORM_ENVS["pettingzoo/connect_four_v3"].kwargs or ())
 
 
 def masked_space(space: gym.spaces.Dict) -> gym.spaces.Dict:

@@ -12,7 +12,7 @@ from rl_platform.utils.names import check_name
 class RolesSpec(BaseModel):
     """Extra learners besides main (AlphaStar-style exploiters)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     main_exploiters: int = Field(
         default=0, ge=0, description="Learners that play only the live main, to find its flaws."
@@ -25,7 +25,7 @@ class RolesSpec(BaseModel):
 class LeagueSpec(BaseModel):
     """Self-play league settings: opponent mix, matchmaking, snapshots, slots and roles."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     opponent_mix: dict[str, float] = Field(
         default_factory=lambda: {SELF_PLAY: 1.0},

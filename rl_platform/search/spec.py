@@ -29,7 +29,11 @@ class _SearchModel(BaseModel):
     # SpecModel's settings; importing rl_platform.spec from here would load the experiment
     # schema, which imports this module (bc/spec.py and league/spec.py do the same).
     model_config = ConfigDict(
-        frozen=True, extra="forbid", use_attribute_docstrings=True, populate_by_name=True
+        frozen=True,
+        extra="forbid",
+        use_attribute_docstrings=True,
+        populate_by_name=True,
+        allow_inf_nan=False,
     )
 
 

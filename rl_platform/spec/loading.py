@@ -12,8 +12,9 @@ from pydantic import ValidationError
 
 from rl_platform.errors import SpecError
 from rl_platform.spec.experiment import BUDGET_SECTIONS, ExperimentSpec
+from rl_platform.spec.interpolation_budget import InterpolationTooLarge, check_interpolation_budget
 from rl_platform.spec.problems import describe_validation_error
-from rl_platform.utils.safe_yaml import YamlTagError, parse_yaml
+from rl_platform.utils.safe_yaml import MAX_TEXT_CHARS, YamlLimitError, YamlTagError, parse_yaml
 
 BASE_KEY = "_base"
 
@@ -21,10 +22,17 @@ BASE_KEY = "_base"
 def _read_mapping(path: Path, source: str) -> dict[str, Any]:
     if not path.is_file():
         raise SpecError([f"{path}: file not found"], source=source)
-    text = path.read_text(encoding="utf-8")
+    if path.stat().st_size > 4 * MAX_TEXT_CHARS:  # before reading: a spec is a few KiB
+        raise SpecError([f"{path}: {path.stat().st_size} bytes is not a spec"], source=source)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            [f"{path}: not UTF-8 text (byte {exc.start}); save the spec as UTF-8"], source=source
+        ) from None
     try:
         data = parse_yaml(text)
-    except YamlTagError as exc:
+    except (YamlTagError, YamlLimitError) as exc:
         raise SpecError([f"{path}: {exc}"], source=source) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -99,7 +107,7 @@ def parse_override(item: str) -> tuple[str, Any]:
         )
     try:
         value = parse_yaml(raw) if raw.strip() else ""
-    except (YamlTagError, yaml.YAMLError):
+    except (YamlTagError, YamlLimitError, yaml.YAMLError):
         value = raw  # not YAML: keep the literal text
     return key, value
 
@@ -115,6 +123,10 @@ def _apply_overrides(config: DictConfig, overrides: list[str]) -> DictConfig:
 
 
 def _resolve(config: DictConfig, source: str) -> dict[str, Any]:
+    try:
+        check_interpolation_budget(OmegaConf.to_container(config, resolve=False))  # type: ignore[arg-type]
+    except InterpolationTooLarge as exc:
+        raise SpecError([str(exc)], source=source) from None
     try:
         return OmegaConf.to_container(config, resolve=True)  # type: ignore[return-value]
     except OmegaConfBaseException as exc:

@@ -1,10 +1,12 @@
 """The spec's sections other than `training`: env, model, resources, stop, checkpoint, logging."""
 
+import difflib
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from rl_platform.envs.catalog import close_env_ids, is_known_env
+from rl_platform.envs.env_kwargs import unknown_env_kwargs
 from rl_platform.spec.base import SpecModel
 
 PositiveInt = Annotated[int, Field(gt=0)]
@@ -38,6 +40,18 @@ class EnvSpec(SpecModel):
             hint = f"did you mean {', '.join(close)}?" if close else "`rlp envs` lists known ids"
             raise ValueError(f"unknown env id; {hint}")
         return env_id
+
+    @field_validator("kwargs")
+    @classmethod
+    def _kwargs_known(cls, kwargs: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        # The env would raise on them only when an env runner builds it, with a traceback.
+        env_id = info.data.get("id")
+        unknown, accepted = unknown_env_kwargs(env_id, kwargs) if env_id else ([], [])
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], accepted, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"it reads {', '.join(accepted)}"
+            raise ValueError(f"{env_id} does not read {unknown[0]!r}; {hint}")
+        return kwargs
 
 
 class ResourcesSpec(SpecModel):

@@ -6,7 +6,7 @@ The spec's `algo` selects the model; its fields map one to one onto RLlib's
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from rl_platform.spec.base import SpecModel
 
@@ -64,6 +64,16 @@ class PPOTraining(CommonTraining):
     """Pick minibatch size, epochs and LR from the batch size (see docs/batch_scaling.md)."""
     auto_scale_targets: AutoScaleSpec = AutoScaleSpec()
     """Targets used when auto_scale is on."""
+
+    @model_validator(mode="after")
+    def _minibatch_fits_batch(self) -> "PPOTraining":
+        # RLlib refuses this only when the algorithm is built, with a traceback.
+        if not self.auto_scale and self.minibatch_size > self.train_batch_size:
+            raise ValueError(
+                f"minibatch_size ({self.minibatch_size}) is larger than train_batch_size "
+                f"({self.train_batch_size}); lower minibatch_size or raise train_batch_size"
+            )
+        return self
 
 
 class DQNTraining(CommonTraining):

@@ -3,6 +3,11 @@
 Only plain data is built: any tag (`!!python/object/apply`, `!include`, ...) is refused before
 anything is constructed, so a spec can never run code. Floats like `3e-4` (YAML 1.1 would read a
 string) parse as numbers, matching what people write in specs.
+
+Parsing cost is bounded before any object is built: the text size, the nesting depth and the
+size of the document once aliases are expanded (a few hundred bytes of nested `*alias`es
+describe billions of nodes, which later deep copies would materialize). Duplicate keys are
+refused rather than silently keeping the last one.
 """
 
 import re
@@ -13,14 +18,37 @@ import yaml
 _STANDARD_TAGS = frozenset(
     f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "map", "seq")
 )
+MAX_TEXT_CHARS = 1_000_000
+MAX_DEPTH = 40
+MAX_EXPANDED_NODES = 200_000
 
 
 class YamlTagError(ValueError):
     """A YAML document used a tag other than the standard plain-data ones."""
 
 
+class YamlLimitError(ValueError):
+    """A YAML document is too large, too deep, expands too far or repeats a key."""
+
+
 class _PlainDataLoader(yaml.SafeLoader):
-    """SafeLoader that refuses explicit tags and reads `1e-3`-style floats as numbers."""
+    """SafeLoader that refuses explicit tags, deep nesting and duplicate keys, and reads
+    `1e-3`-style floats as numbers."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        # Checked while composing, before PyYAML's own recursion could overflow the stack.
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise YamlLimitError(f"line {mark.line + 1}: nested deeper than {MAX_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         if node.tag not in _STANDARD_TAGS:
@@ -29,6 +57,20 @@ class _PlainDataLoader(yaml.SafeLoader):
                 f"line {mark.line + 1}: tag {node.tag!r} is not allowed in specs (plain data only)"
             )
         return super().construct_object(node, deep=deep)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.value == "<<":
+                continue  # merge keys (`<<: *base`) override on purpose
+            line = key_node.start_mark.line + 1
+            if key_node.value in seen:
+                raise YamlLimitError(
+                    f"line {line}: key {key_node.value!r} is given twice (first on line "
+                    f"{seen[key_node.value]}); remove one"
+                )
+            seen[key_node.value] = line
+        return super().construct_mapping(node, deep=deep)
 
 
 # Dates stay strings (plain data that OmegaConf can merge) and only true/false are booleans,
@@ -57,10 +99,46 @@ _PlainDataLoader.add_implicit_resolver(
 )
 
 
+def expanded_size(node: yaml.Node, sizes: dict[int, int] | None = None) -> int:
+    """Nodes in the document once every alias is a copy (shared nodes counted per use)."""
+    sizes = {} if sizes is None else sizes
+    if id(node) in sizes:
+        return sizes[id(node)]
+    sizes[id(node)] = 1  # a recursive alias counts once; the constructor reports the cycle
+    if isinstance(node, yaml.MappingNode):
+        children = [child for pair in node.value for child in pair]
+    elif isinstance(node, yaml.SequenceNode):
+        children = list(node.value)
+    else:
+        children = []
+    total = 1
+    for child in children:
+        total += expanded_size(child, sizes)
+        if total > MAX_EXPANDED_NODES:
+            break  # enough to refuse; no need to finish counting
+    sizes[id(node)] = total
+    return total
+
+
 def parse_yaml(text: str) -> Any:
-    """Parse one YAML document into plain Python data; raise `YamlTagError`/`yaml.YAMLError`."""
-    # The loader refuses every non-plain tag before construction (see _PlainDataLoader).
-    return yaml.load(text, Loader=_PlainDataLoader)
+    """Parse one YAML document into plain Python data; raise `YamlTagError`, `YamlLimitError`
+    or `yaml.YAMLError`."""
+    if len(text) > MAX_TEXT_CHARS:
+        raise YamlLimitError(f"{len(text)} characters; specs are limited to {MAX_TEXT_CHARS}")
+    loader = _PlainDataLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if expanded_size(node) > MAX_EXPANDED_NODES:
+            raise YamlLimitError(
+                f"expands to more than {MAX_EXPANDED_NODES} values once its aliases (*name) "
+                "are copied; a spec needs a few hundred"
+            )
+        # The loader refuses every non-plain tag before construction (see _PlainDataLoader).
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 def dump_yaml(data: Any) -> str:

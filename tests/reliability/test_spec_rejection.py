@@ -13,6 +13,14 @@ from tests.reliability.support import REPO, RLP, child_env
 
 OK = "name: demo\nenv: {id: CartPole-v1}\nstop: {iterations: 1}\n"
 ENV = "env: {id: CartPole-v1}\n"
+# 9 levels of 9 aliases each: ~390 bytes that describe 9**9 (~387M) values.
+ALIAS_BOMB = "vars:\n  l0: &l0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 9)
+)
+# Each line doubles the one before: a14 alone would resolve to ~160k characters.
+DOUBLING = "vars:\n  a0: xxxxxxxxxx\n" + "".join(
+    f"  a{i}: ${{vars.a{i - 1}}}${{vars.a{i - 1}}}\n" for i in range(1, 40)
+)
 
 # case -> (spec text, fragments the error output must contain: the dotted path first)
 BAD_SPECS: dict[str, tuple[str, list[str]]] = {
@@ -58,6 +66,24 @@ BAD_SPECS: dict[str, tuple[str, list[str]]] = {
     "tab_indented": ("name: demo\n\tenv: x\n", ["not valid YAML"]),
     "top_level_list": ("- name: demo\n", ["top level must be a mapping"]),
     "python_tag": ("!!python/object/apply:os.getcwd []\n", ["tag", "not allowed"]),
+    # Bounded cost: each is refused before it can grow (rl_platform/utils/safe_yaml.py,
+    # rl_platform/spec/interpolation_budget.py).
+    "alias_bomb": (OK + ALIAS_BOMB, ["expands to more than", "aliases"]),
+    "deep_nesting": (OK + "vars: " + "[" * 120 + "]" * 120 + "\n", ["nested deeper than"]),
+    "duplicate_key": (OK + "name: other\n", ["line 4", "'name' is given twice"]),
+    "interpolation_doubling": (OK + DOUBLING, ["vars.a14", "more than 100000 characters"]),
+    # Cross-field and range checks RLlib would only fail on later, with a traceback.
+    "nan_stop": ("name: demo\n" + ENV + "stop: {return_mean: .nan}\n", ["stop.return_mean"]),
+    "infinite_lr": (OK + "training: {lr: .inf}\n", ["training.lr", "finite"]),
+    "minibatch_over_batch": (
+        OK + "training: {train_batch_size: 100, minibatch_size: 200}\n",
+        ["training", "minibatch_size (200) is larger than train_batch_size (100)"],
+    ),
+    "unknown_env_kwarg": (
+        "name: demo\nenv: {id: CartPole-v1, kwargs: {sutton_barto_rewardd: true}}\n"
+        "stop: {iterations: 1}\n",
+        ["env.kwargs", "did you mean 'sutton_barto_reward'"],
+    ),
 }
 
 # case -> (extra CLI args, fragments)
@@ -109,7 +135,14 @@ def test_at_least_fifteen_distinct_bad_inputs_are_covered():
 # suite shares 2 CPU cores with other work, so wall time measures the machine's load more than
 # our code; the assertion is on the child's CPU time (user + sys from RUSAGE_CHILDREN), which
 # is what the command costs, with a loose wall-clock bound as a hang guard.
-SUBPROCESS_CASES = ["unknown_nested_key", "unresolved_variable", "not_yaml", "python_tag"]
+SUBPROCESS_CASES = [
+    "unknown_nested_key",
+    "unresolved_variable",
+    "not_yaml",
+    "python_tag",
+    "alias_bomb",
+    "interpolation_doubling",
+]
 CPU_BUDGET_S = 2.0
 WALL_GUARD_S = 90.0  # hang guard only: the machine may be heavily loaded
 
@@ -157,3 +190,10 @@ def test_rlp_train_subprocess_rejects_a_bad_spec_fast_clean_and_ray_free(write_s
         f"rlp train used {cpu:.2f} s of CPU to reject a bad spec: it imports Ray/RLlib before "
         "validating (rl_platform/cli.py `train`)"
     )
+
+
+def test_a_spec_that_is_not_utf8_exits_2_with_one_line(tmp_path):
+    spec = tmp_path / "latin1.yaml"
+    spec.write_bytes("name: d\xe9mo\nenv: {id: CartPole-v1}\n".encode("latin-1"))
+    result = CliRunner().invoke(app, ["validate", str(spec)])
+    _check_user_error(result.output, result.exit_code, ["not UTF-8 text", "byte 7"])
