@@ -28,6 +28,7 @@ from rl_platform.search.folder import (
     trial_folder,
 )
 from rl_platform.search.results import FINISHED, TrialRow, trial_row, write_outputs
+from rl_platform.search.seal import seal, tune_state_files, unseal
 from rl_platform.search.space import to_tune_space
 from rl_platform.search.spec import SearchSpec
 from rl_platform.search.trainable import search_trainable
@@ -38,6 +39,7 @@ Observer = Callable[[list[TrialRow]], None]
 # unpickled copy, so the callback carries no process-local objects: it calls the observers
 # registered in this process here.
 _OBSERVERS: list[Observer] = []
+TUNER_STATE_FILE = "tuner.pkl"  # Tune's pickled Tuner (ray/tune/impl/tuner_internal.py)
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,28 @@ class _LiveRows(tune.Callback):
 
     def on_experiment_end(self, trials: list[Any], **info: Any) -> None:
         self._send(trials)
+
+
+class _SealState(tune.Callback):
+    """Seals Tune's experiment state each time Tune saves it (see `rl_platform.search.seal`):
+    from the driver's staging folder, where `save_to_dir` has just written it, so a driver
+    killed before Tune's upload still leaves a sealed state to resume from."""
+
+    def __init__(self) -> None:
+        self._fingerprint: tuple = ()
+
+    def on_step_end(self, iteration: int, trials: list[Any], **info: Any) -> None:
+        if not trials:
+            return
+        storage = trials[0].storage
+        staging = Path(storage.experiment_driver_staging_path)
+        if not staging.is_dir():
+            return
+        files = tune_state_files(staging)
+        fingerprint = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+        if fingerprint != self._fingerprint:
+            seal(Path(storage.experiment_fs_path), files)
+            self._fingerprint = fingerprint
 
 
 @contextlib.contextmanager
@@ -184,6 +208,7 @@ def _fit(
     try:
         with _observing(observer):
             tuner.fit()
+        seal(search_dir, tune_state_files(search_dir))  # Tune's final save, now complete
         rows = _rows(tune.ExperimentAnalysis(str(search_dir)).trials, spec, budget)
         best = write_outputs(
             search_dir,
@@ -237,10 +262,11 @@ def run_search(
             stop={budget.time_attr: budget.max_t},
             failure_config=tune.FailureConfig(max_failures=1),
             checkpoint_config=tune.CheckpointConfig(num_to_keep=spec.checkpoint.keep_last),
-            callbacks=[_LiveRows(spec=spec, budget=budget)],
+            callbacks=[_LiveRows(spec=spec, budget=budget), _SealState()],
             verbose=0,
         ),
     )
+    seal(search_dir, [search_dir / TUNER_STATE_FILE])  # written by the Tuner just now
     return _fit(tuner, search_dir, spec, budget, observer)
 
 
@@ -252,8 +278,10 @@ def resume_search(
     folder = Path(search_dir).resolve()
     spec = saved_spec(folder)
     budget = trial_budget(spec, source=str(folder))
+    unseal(folder)  # before Tune reads (and unpickles) anything in the folder
     if not tune.Tuner.can_restore(str(folder)):
         raise UserError(f"--resume {search_dir}: Tune has no experiment state there to resume")
     _ensure_ray(num_cpus)
     tuner = tune.Tuner.restore(str(folder), trainable=_trainable(spec, folder), resume_errored=True)
+    seal(folder, [folder / TUNER_STATE_FILE])
     return _fit(tuner, folder, spec, budget, observer)

@@ -3,6 +3,7 @@ search resumes without rerunning finished trials."""
 
 import json
 import os
+import pickle
 import signal
 import sys
 from pathlib import Path
@@ -52,6 +53,16 @@ class _InterruptAfterFirstFinished:
             os.kill(os.getpid(), signal.SIGUSR1)
 
 
+class _Payload:
+    """Unpickling this creates `marker`."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
 @pytest.fixture(scope="module")
 def search(ray_local, tmp_path_factory):
     """One ASHA search of 6 trials, interrupted after the first finished trial, then resumed
@@ -65,8 +76,12 @@ def search(ray_local, tmp_path_factory):
         "result_lines": _result_lines(first.search_dir),
         "statuses": observer.statuses,
     }
+    # A payload planted where Tune unpickles from: the sealed copy replaces it on resume.
+    marker = first.search_dir.parent / "payload_ran"
+    (first.search_dir / "tuner.pkl").write_bytes(pickle.dumps(_Payload(marker)))
     resumed = CliRunner().invoke(app, ["search", "--resume", str(first.search_dir), "--no-live"])
     assert resumed.exit_code == 0, resumed.output
+    assert not marker.exists(), "the planted tuner.pkl was unpickled"
     rows = read_results_csv(first.search_dir / "results.csv")
     return spec, first.search_dir, before, rows
 
