@@ -3,32 +3,45 @@
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from loguru import logger
 
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.layout import METRICS_FILE
+from rl_platform.utils.atomic import write_text_atomic
 from rl_platform.utils.secrets import mask_secrets
 
 STEP_KEY = "env_steps"
 
 
+class ResumePosition(Protocol):
+    iteration: int
+    env_steps: int
+
+
 class MetricSinks:
     """Fan out one metrics dict per iteration to every enabled sink."""
 
-    def __init__(self, run_dir: Path, spec: ExperimentSpec, *, resume_iteration: int = 0) -> None:
+    def __init__(
+        self, run_dir: Path, spec: ExperimentSpec, *, resume_at: ResumePosition | None = None
+    ) -> None:
+        """`resume_at`: the restored checkpoint's position; every sink drops what was logged
+        after it (a resume from an older checkpoint rewinds the run's logs to it)."""
         self.jsonl_path = run_dir / METRICS_FILE
-        _truncate_after(self.jsonl_path, resume_iteration)
+        if resume_at is not None:
+            _truncate_after(self.jsonl_path, resume_at.iteration)
         self._jsonl = self.jsonl_path.open("a", encoding="utf-8")
         self._tb = None
         self._wandb = None
         if spec.logging.tensorboard:
             from torch.utils.tensorboard import SummaryWriter
 
-            self._tb = SummaryWriter(log_dir=str(run_dir / "tensorboard"))
+            # purge_step drops events at or after it; ours are keyed by env steps (STEP_KEY).
+            purge = resume_at.env_steps + 1 if resume_at is not None else None
+            self._tb = SummaryWriter(log_dir=str(run_dir / "tensorboard"), purge_step=purge)
         if spec.logging.wandb != "off":
-            self._wandb = _start_wandb(run_dir, spec)
+            self._wandb = _start_wandb(run_dir, spec, resume_at)
 
     def write(self, metrics: dict[str, float]) -> None:
         self._jsonl.write(json.dumps(metrics, allow_nan=True) + "\n")
@@ -49,7 +62,8 @@ class MetricSinks:
 
 
 def _truncate_after(path: Path, iteration: int) -> None:
-    """On resume, drop lines written after the restored checkpoint so the log stays consistent."""
+    """On resume, drop lines written after the restored checkpoint so the log stays consistent;
+    atomically, so a crash mid-rewrite leaves the old file whole."""
     if not path.is_file():
         return
     kept = []
@@ -59,23 +73,31 @@ def _truncate_after(path: Path, iteration: int) -> None:
                 kept.append(line)
         except (ValueError, AttributeError):
             continue
-    path.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
+    write_text_atomic(path, "".join(f"{line}\n" for line in kept))
 
 
-def _start_wandb(run_dir: Path, spec: ExperimentSpec) -> Any:
+def _start_wandb(run_dir: Path, spec: ExperimentSpec, resume_at: ResumePosition | None) -> Any:
     try:
         import wandb
     except ImportError:
         logger.warning("wandb is not installed; W&B logging is off")
         return None
     os.environ.setdefault("WANDB_SILENT", "true")
-    return wandb.init(
-        project=spec.logging.project,
-        name=f"{spec.name}-{run_dir.name}",
-        tags=list(spec.logging.tags),
-        dir=str(run_dir),
-        mode=spec.logging.wandb,
-        config=mask_secrets(spec.dump()),
-        resume="allow",
-        id=f"{spec.name}-{run_dir.name}",
-    )
+    run_id = f"{spec.name}-{run_dir.name}"
+    common = {
+        "project": spec.logging.project,
+        "name": run_id,
+        "tags": list(spec.logging.tags),
+        "dir": str(run_dir),
+        "mode": spec.logging.wandb,
+        "config": mask_secrets(spec.dump()),
+    }
+    if resume_at is not None and spec.logging.wandb == "online":
+        # W&B's rewind: the run continues from the checkpoint's step, later steps archived.
+        try:
+            return wandb.init(**common, resume_from=f"{run_id}?_step={resume_at.env_steps}")
+        except Exception as exc:  # rewind is not enabled for every W&B account
+            logger.warning(
+                "W&B could not rewind to step {} ({}); resuming", resume_at.env_steps, exc
+            )
+    return wandb.init(**common, resume="allow", id=run_id)

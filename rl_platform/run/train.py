@@ -10,19 +10,21 @@ from typing import Any
 import ray
 from loguru import logger
 
-from rl_platform.errors import TrainingHealthError
+from rl_platform.errors import TrainingHealthError, UserError
 from rl_platform.rllib_config import ConfigExtension
 from rl_platform.run.algorithm_build import build_algorithm
 from rl_platform.run.health import HealthStatus, HealthVerdict
 from rl_platform.run.loop import Checkpoint, LoopOutcome, LoopStart, TrainingLoop, resume_from
 from rl_platform.run.progress import ProgressLine
+from rl_platform.run.resume import checkpoint_to_resume, record_resumed_spec, resume_target
 from rl_platform.run.signals import StopRequest
 from rl_platform.run.sinks import MetricSinks
 from rl_platform.run.trial_metrics import TrialMetrics
 from rl_platform.spec import ExperimentSpec
-from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
+from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint
 from rl_platform.storage.layout import CHECKPOINTS_DIR, METRICS_FILE, TRIAL_METRICS_FILE
-from rl_platform.storage.run_dir import add_file_log, existing_run_dir, new_run_dir, write_spec
+from rl_platform.storage.run_dir import add_file_log, new_run_dir, write_spec
+from rl_platform.storage.run_lock import RunLock
 from rl_platform.utils.atomic import write_json_atomic
 
 
@@ -60,35 +62,52 @@ def train(
     extensions: Sequence[ConfigExtension] = (),
 ) -> RunResult:
     """Train `spec` until a stop condition; checkpoints, metrics and logs go to the run folder.
-    `extensions` run after the run's own (`rl_platform.run.algorithm_build`), e.g. a test's."""
-    run_dir = existing_run_dir(resume) if resume else new_run_dir(out_dir, spec.name)
-    log_handle = add_file_log(run_dir)
-    try:
-        write_spec(run_dir, spec)
-        ensure_ray()
-        stop_request = StopRequest().install()  # after ray.init, which replaces SIGTERM handling
+    `resume` is a run folder or one of its checkpoint folders. `extensions` run after the
+    run's own (`rl_platform.run.algorithm_build`), e.g. a test's."""
+    target = resume_target(resume) if resume else None
+    run_dir = target.run_dir if target else new_run_dir(out_dir, spec.name)
+    with RunLock(run_dir):
+        # Verified before anything is written: a bad resume leaves the run as it was.
+        checkpoint = checkpoint_to_resume(target) if target else None
+        log_handle = add_file_log(run_dir)
         try:
-            return _train_in(run_dir, spec, stop_request, resume is not None, extensions)
+            if checkpoint is None:
+                write_spec(run_dir, spec)
+            ensure_ray()
+            stop_request = StopRequest().install()  # after ray.init, which replaces SIGTERM's
+            try:
+                return _train_in(run_dir, spec, stop_request, checkpoint, extensions)
+            finally:
+                stop_request.restore()
         finally:
-            stop_request.restore()
-    finally:
-        logger.remove(log_handle)
+            logger.remove(log_handle)
+
+
+def _restore(algo: Any, checkpoint: LoadedCheckpoint) -> LoopStart:
+    try:
+        return resume_from(algo, checkpoint)
+    except (RuntimeError, ValueError, KeyError) as exc:  # torch's load_state_dict, RLlib's
+        detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        raise UserError(
+            f"--resume: the spec does not fit checkpoint {checkpoint.path.name} ({detail}); "
+            "resume with the run's own spec.yaml, or start a new run for a changed model"
+        ) from None
 
 
 def _train_in(
     run_dir: Path,
     spec: ExperimentSpec,
     stop_request: StopRequest,
-    resuming: bool,
+    checkpoint: LoadedCheckpoint | None,
     extensions: Sequence[ConfigExtension],
 ) -> RunResult:
     store = CheckpointStore(run_dir / CHECKPOINTS_DIR, keep_last=spec.checkpoint.keep_last)
-    latest = store.latest() if resuming else None
-    # Verify the checkpoint's hashes before building anything: a tampered one fails fast.
-    checkpoint = load_checkpoint(latest) if latest is not None else None
     algo = build_algorithm(spec, run_dir=run_dir, extra=extensions)
     try:
-        start = resume_from(algo, checkpoint) if checkpoint is not None else LoopStart()
+        start = LoopStart()
+        if checkpoint is not None:
+            start = _restore(algo, checkpoint)
+            record_resumed_spec(run_dir, spec, checkpoint.path)
         reporter = RunFolderReporter(run_dir, spec, store, start)
         try:
             outcome = TrainingLoop(
@@ -121,7 +140,7 @@ class RunFolderReporter:
         self, run_dir: Path, spec: ExperimentSpec, store: CheckpointStore, start: LoopStart
     ) -> None:
         self.run_dir, self.store = run_dir, store
-        self.sinks = MetricSinks(run_dir, spec, resume_iteration=start.iteration)
+        self.sinks = MetricSinks(run_dir, spec, resume_at=start if start.iteration else None)
         self.progress = ProgressLine(spec.name, spec.stop)
         self.trial = TrialMetrics()
         self.last_checkpoint: Path | None = None

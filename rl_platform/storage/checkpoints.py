@@ -2,8 +2,14 @@
 
 Each checkpoint is a folder `iter_NNNNNN/` built in a temp folder and renamed into place, holding
 one safetensors + JSON pair per state part (`algorithm`, `league`, ...) and `rlp_state.json`
-(counters and the sha256 of each part). `latest` is a one-line file replaced atomically after the
-folder is complete, so a SIGKILL or a full disk mid-save leaves the previous checkpoint `latest`.
+(counters and the sha256 of every other file in the folder). `latest` is a one-line file replaced
+atomically after the folder is complete, so a SIGKILL or a full disk mid-save leaves the previous
+checkpoint `latest`; it names a folder beside it, never a path elsewhere.
+
+Loading verifies every recorded hash before decoding anything: an edited part JSON (swapped
+tensor references, changed counters) is refused like an edited tensor file. Any failure to read
+a checkpoint is an `IntegrityError` (exit 2); `latest_intact` falls back to the newest
+checkpoint that verifies.
 """
 
 import json
@@ -15,12 +21,13 @@ from typing import Any
 
 from loguru import logger
 
-from rl_platform.errors import UserError
+from rl_platform.errors import IntegrityError, UserError
 from rl_platform.storage.layout import CHECKPOINTS_DIR, LATEST_FILE
 from rl_platform.utils.atomic import atomic_directory, write_json_atomic, write_text_atomic
-from rl_platform.utils.state_codec import load_state_tree, save_state_tree
+from rl_platform.utils.state_codec import load_state_tree, save_state_tree, sha256_bytes
 
 META_FILE = "rlp_state.json"
+FILES_KEY = "files"
 _NAME = re.compile(r"^iter_(\d{6,})$")
 
 
@@ -54,7 +61,8 @@ class CheckpointStore:
                 hashes = {
                     stem: save_state_tree(tree, tmp, stem=stem) for stem, tree in parts.items()
                 }
-                meta = {**meta, "iteration": iteration, "sha256": hashes}
+                files = {p.name: sha256_file(p) for p in sorted(tmp.iterdir()) if p.is_file()}
+                meta = {**meta, "iteration": iteration, "sha256": hashes, FILES_KEY: files}
                 write_json_atomic(tmp / META_FILE, meta)
             write_text_atomic(self.root / LATEST_FILE, final.name + "\n")
         except OSError as exc:  # disk full, quota, permissions: say what is still safe
@@ -79,12 +87,32 @@ class CheckpointStore:
     def latest(self) -> Path | None:
         pointer = self.root / LATEST_FILE
         if pointer.is_file():
-            candidate = self.root / pointer.read_text().strip()
-            if _NAME.match(candidate.name) and (candidate / META_FILE).is_file():
+            name = pointer.read_text().strip()
+            candidate = self.root / name
+            # Only a folder beside the pointer: `../other_run/iter_000009` or a symlink out of
+            # the run must not redirect a resume or an export.
+            if (
+                _NAME.fullmatch(name)
+                and (candidate / META_FILE).is_file()
+                and candidate.resolve().parent == self.root.resolve()
+            ):
                 return candidate
             logger.warning("checkpoint pointer {} is stale; using the newest complete one", pointer)
         complete = self.complete_checkpoints()
         return complete[-1] if complete else None
+
+    def latest_intact(self) -> "LoadedCheckpoint | None":
+        """The newest checkpoint that verifies, trying `latest` first; None if there is none.
+        Checkpoints that fail verification are skipped with a warning naming the reason."""
+        newest = self.latest()
+        candidates = [newest] if newest is not None else []
+        candidates += [p for p in reversed(self.complete_checkpoints()) if p != newest]
+        for path in candidates:
+            try:
+                return load_checkpoint(path)
+            except IntegrityError as exc:
+                logger.warning("skipping checkpoint {}: {}", path.name, exc)
+        return None
 
     def _prune(self, *, keep: str) -> None:
         for stale in self.root.glob(".iter_*.tmp"):  # leftovers of a killed save
@@ -97,14 +125,41 @@ class CheckpointStore:
                 shutil.rmtree(old, ignore_errors=True)
 
 
+def sha256_file(path: Path) -> str:
+    return sha256_bytes(path.read_bytes())
+
+
+def _verify_files(path: Path, recorded: dict[str, str]) -> None:
+    missing = [n for n in recorded if Path(n).name != n or not (path / n).is_file()]
+    if missing:
+        raise IntegrityError(f"{path}: {', '.join(missing)} missing; the checkpoint is incomplete")
+    changed = [n for n, digest in recorded.items() if sha256_file(path / n) != digest]
+    if changed:
+        raise IntegrityError(
+            f"{path}: the sha256 of {', '.join(changed)} does not match the recorded one in "
+            f"{META_FILE}; modified or truncated — refusing to load this checkpoint"
+        )
+
+
 def load_checkpoint(path: str | Path) -> LoadedCheckpoint:
-    """Load every part of one checkpoint folder, verifying the recorded hashes first."""
+    """Load every part of one checkpoint folder, verifying every recorded hash first."""
     path = Path(path)
-    meta = json.loads((path / META_FILE).read_text())
-    parts = {
-        stem: load_state_tree(path, stem=stem, expected_sha256=digest)
-        for stem, digest in meta.get("sha256", {}).items()
-    }
+    try:
+        meta = json.loads((path / META_FILE).read_text())
+        parts_sha = meta.get("sha256", {})
+        recorded = meta.get(FILES_KEY)  # absent in checkpoints written before it existed
+        if recorded is not None:
+            _verify_files(path, recorded)
+        parts = {
+            stem: load_state_tree(path, stem=stem, expected_sha256=digest)
+            for stem, digest in parts_sha.items()
+        }
+    except IntegrityError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise IntegrityError(
+            f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc}"[:300] + ")"
+        ) from None
     return LoadedCheckpoint(path=path, meta=meta, parts=parts)
 
 

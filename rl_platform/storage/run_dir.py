@@ -38,9 +38,14 @@ def existing_run_dir(path: str | Path) -> Path:
     return run_dir
 
 
+def spec_text(spec: ExperimentSpec) -> str:
+    """The resolved spec as YAML, secrets masked."""
+    return dump_yaml(mask_secrets(spec.dump()))
+
+
 def write_spec(run_dir: Path, spec: ExperimentSpec) -> None:
     """The resolved spec beside the run, secrets masked, so the run can be reproduced."""
-    write_text_atomic(run_dir / SPEC_FILE, dump_yaml(mask_secrets(spec.dump())))
+    write_text_atomic(run_dir / SPEC_FILE, spec_text(spec))
 
 
 def add_file_log(run_dir: Path) -> int:

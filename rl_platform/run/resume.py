@@ -1,0 +1,97 @@
+"""What `rlp train --resume TARGET` resumes from, checked before anything is written.
+
+TARGET is a run folder (resume from its `latest` checkpoint) or one checkpoint folder inside a
+run (rewind to it). Either must verify whole (`storage.checkpoints.load_checkpoint`); nothing
+intact to resume from is an error (exit 2), never a silent restart at iteration 0. A resumed
+spec that differs from the run's `spec.yaml` is written beside it as `spec.resume-N.yaml` (the
+original stays) and the changed keys are recorded in `resumes.jsonl`.
+"""
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from rl_platform.errors import IntegrityError, UserError
+from rl_platform.spec import ExperimentSpec
+from rl_platform.storage.checkpoints import (
+    META_FILE,
+    CheckpointStore,
+    LoadedCheckpoint,
+    load_checkpoint,
+)
+from rl_platform.storage.layout import CHECKPOINTS_DIR, SPEC_FILE
+from rl_platform.storage.run_dir import existing_run_dir, spec_text
+from rl_platform.utils.atomic import write_text_atomic
+from rl_platform.utils.safe_yaml import parse_yaml
+
+RESUMES_FILE = "resumes.jsonl"
+
+
+@dataclass(frozen=True)
+class ResumeTarget:
+    run_dir: Path
+    checkpoint: Path | None
+    """A checkpoint named explicitly; None: the run's latest."""
+
+
+def resume_target(path: str | Path) -> ResumeTarget:
+    """A run folder, or a checkpoint folder `<run>/checkpoints/iter_N` inside one."""
+    path = Path(path)
+    if (path / META_FILE).is_file() and path.parent.name == CHECKPOINTS_DIR:
+        return ResumeTarget(run_dir=existing_run_dir(path.parent.parent), checkpoint=path)
+    return ResumeTarget(run_dir=existing_run_dir(path), checkpoint=None)
+
+
+def checkpoint_to_resume(target: ResumeTarget) -> LoadedCheckpoint:
+    """The verified checkpoint to resume from; `UserError`/`IntegrityError` when there is none."""
+    if target.checkpoint is not None:
+        return load_checkpoint(target.checkpoint)
+    store = CheckpointStore(target.run_dir / CHECKPOINTS_DIR)
+    latest = store.latest()
+    if latest is None:
+        raise UserError(
+            f"--resume {target.run_dir}: no complete checkpoint to resume from (a run killed "
+            "before its first checkpoint); start a new run instead"
+        )
+    try:
+        return load_checkpoint(latest)
+    except IntegrityError as exc:
+        intact = store.latest_intact()
+        hint = (
+            f"; the newest intact one is {intact.path.name}: resume from it with "
+            f"`--resume {intact.path}`"
+            if intact is not None
+            else "; no other checkpoint verifies either"
+        )
+        raise IntegrityError(f"{exc}{hint}") from None
+
+
+def _changes(old: Any, new: Any, prefix: str = "") -> dict[str, list[Any]]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: dict[str, list[Any]] = {}
+        for key in sorted(set(old) | set(new), key=str):
+            out |= _changes(old.get(key), new.get(key), f"{prefix}{key}.")
+        return out
+    return {} if old == new else {prefix.rstrip("."): [old, new]}
+
+
+def record_resumed_spec(run_dir: Path, spec: ExperimentSpec, checkpoint: Path) -> Path | None:
+    """Write the resumed spec beside the original when it differs; returns its path."""
+    # Both sides as written to disk (secrets masked), so a masked secret is no change.
+    original = parse_yaml((run_dir / SPEC_FILE).read_text(encoding="utf-8"))
+    changed = _changes(original, parse_yaml(spec_text(spec)))
+    if not changed:
+        return None
+    resumes = run_dir / RESUMES_FILE
+    number = 1 + (len(resumes.read_text().splitlines()) if resumes.is_file() else 0)
+    path = run_dir / f"spec.resume-{number}.yaml"
+    write_text_atomic(path, spec_text(spec))
+    entry = {"resume": number, "at": time.time(), "checkpoint": checkpoint.name, "changed": changed}
+    previous = resumes.read_text() if resumes.is_file() else ""
+    write_text_atomic(resumes, previous + json.dumps(entry, default=str) + "\n")
+    logger.info("resumed with a changed spec ({}): {}", path.name, ", ".join(changed))
+    return path

@@ -1,0 +1,53 @@
+"""One writer per run folder: an exclusive `flock` on `<run_dir>/.lock`, held while training.
+
+The lock file holds the holder's pid, so a second `rlp train --resume` (or `rlp league add` while
+a run trains) is refused naming who holds it. The kernel drops the lock when the holder exits,
+even on SIGKILL, so a crashed run never leaves a stale lock behind.
+"""
+
+import fcntl
+import os
+from pathlib import Path
+from types import TracebackType
+
+from rl_platform.errors import UserError
+
+LOCK_FILE = ".lock"
+
+
+class RunFolderBusyError(UserError):
+    """Another process writes this run folder."""
+
+
+class RunLock:
+    def __init__(self, run_dir: Path) -> None:
+        self.path = Path(run_dir) / LOCK_FILE
+        self._fd: int | None = None
+
+    def __enter__(self) -> "RunLock":
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise RunFolderBusyError(
+                f"{self.path.parent} is in use by process {holder} (it holds {self.path}); "
+                "wait for it to finish or stop it first"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None

@@ -1,0 +1,127 @@
+"""Check 18: a resume cannot lose or corrupt a run. Every file of a checkpoint is verified,
+`latest` stays inside the run, the resumed spec is checked against the checkpoint before
+anything is written, the original spec.yaml is kept, nothing intact means exit 2, a checkpoint
+can be named to rewind to, and a second writer of a run folder is refused."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rl_platform.cli import app
+from rl_platform.errors import IntegrityError
+from rl_platform.storage.checkpoints import META_FILE, CheckpointStore, load_checkpoint
+from tests.reliability.support import TINY, child_env, read_metrics, sets
+
+
+def _copy(smoke_run, tmp_path: Path) -> Path:
+    run_dir = tmp_path / "run"
+    shutil.copytree(smoke_run.run_dir, run_dir)
+    return run_dir
+
+
+def _resume(smoke_run, target: Path, *extra: str):
+    args = ["train", str(smoke_run.spec_path), *sets([*TINY, *extra]), "--resume", str(target)]
+    return CliRunner().invoke(app, args)
+
+
+def _snapshot(run_dir: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(run_dir)): p.read_bytes()
+        for p in sorted(run_dir.rglob("*"))
+        if p.is_file() and p.name not in ("train.log", ".lock")
+    }
+
+
+def test_an_edited_part_json_is_refused_like_an_edited_tensor_file(smoke_run, tmp_path):
+    latest = CheckpointStore(_copy(smoke_run, tmp_path) / "checkpoints").latest()
+    part = latest / "algorithm.json"
+    document = json.loads(part.read_text())
+    document["tree"]["rlp_tampered"] = 1  # e.g. changed counters or swapped tensor references
+    part.write_text(json.dumps(document))
+    with pytest.raises(IntegrityError, match=r"algorithm\.json"):
+        load_checkpoint(latest)
+
+
+@pytest.mark.parametrize("pointer", ["../../elsewhere/iter_000009", "/tmp/iter_000009"])
+def test_latest_never_points_outside_the_run(pointer, smoke_run, tmp_path):
+    checkpoints = _copy(smoke_run, tmp_path) / "checkpoints"
+    newest = CheckpointStore(checkpoints).complete_checkpoints()[-1]
+    outside = (checkpoints / pointer).resolve() if not pointer.startswith("/") else Path(pointer)
+    outside.mkdir(parents=True, exist_ok=True)
+    (outside / META_FILE).write_text("{}")
+    (checkpoints / "latest").write_text(pointer + "\n")
+    assert CheckpointStore(checkpoints).latest() == newest
+    shutil.rmtree(outside)
+
+
+def test_resume_with_nothing_intact_exits_2_and_changes_nothing(smoke_run, tmp_path):
+    run_dir = _copy(smoke_run, tmp_path)
+    for meta in (run_dir / "checkpoints").glob(f"*/{META_FILE}"):
+        meta.unlink()  # every checkpoint incomplete, as after a kill before the first save
+    before = _snapshot(run_dir)
+    result = _resume(smoke_run, run_dir)
+    assert result.exit_code == 2, result.output
+    assert "no complete checkpoint" in result.output and "Traceback" not in result.output
+    assert _snapshot(run_dir) == before
+
+
+def test_resume_with_a_model_that_does_not_fit_exits_2_before_writing(
+    smoke_run, ray_local, tmp_path
+):
+    run_dir = _copy(smoke_run, tmp_path)
+    before = _snapshot(run_dir)
+    result = _resume(smoke_run, run_dir, "model.hidden=[32,32]")
+    assert result.exit_code == 2, result.output
+    assert "does not fit checkpoint" in result.output and "Traceback" not in result.output
+    assert _snapshot(run_dir) == before  # spec.yaml, metrics and checkpoints untouched
+
+
+def test_resume_from_a_named_checkpoint_rewinds_and_keeps_the_original_spec(
+    smoke_run, ray_local, tmp_path
+):
+    run_dir = _copy(smoke_run, tmp_path)
+    spec_before = (run_dir / "spec.yaml").read_bytes()
+    first = CheckpointStore(run_dir / "checkpoints").complete_checkpoints()[0]
+    result = _resume(smoke_run, first, "training.lr=0.001")
+    assert result.exit_code == 0, result.output
+    assert [int(row["iteration"]) for row in read_metrics(run_dir)] == [1, 2]  # no duplicate 2
+    assert (run_dir / "spec.yaml").read_bytes() == spec_before
+    assert "lr: 0.001" in (run_dir / "spec.resume-1.yaml").read_text()
+    record = json.loads((run_dir / "resumes.jsonl").read_text().splitlines()[0])
+    assert record["checkpoint"] == first.name
+    assert record["changed"]["training.lr"][1] == 0.001
+
+
+HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from rl_platform.storage.run_lock import RunLock
+with RunLock(Path(sys.argv[1])):
+    print("locked", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_second_writer_of_a_run_folder_is_refused_naming_the_holder(smoke_run, tmp_path):
+    run_dir = _copy(smoke_run, tmp_path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(run_dir)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        before = _snapshot(run_dir)
+        result = _resume(smoke_run, run_dir)
+        assert result.exit_code == 2, result.output
+        assert f"in use by process {holder.pid}" in result.output
+        assert _snapshot(run_dir) == before
+    finally:
+        holder.kill()
+        holder.wait()
