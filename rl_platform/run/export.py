@@ -9,6 +9,7 @@ from rl_platform.errors import UserError
 from rl_platform.module_ids import TRAINED_MODULE_IDS
 from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
 from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
+from rl_platform.storage.layout import CHECKPOINTS_DIR
 from rl_platform.utils.atomic import write_bytes_atomic
 
 
@@ -32,5 +33,20 @@ def export_policy(
         )
     metadata = {"module_id": str(module_id), "source": str(loaded.path), "format": "rlp-policy-v1"}
     out_path = Path(out)
+    _check_out_path(out_path, checkpoint=loaded.path)
     write_bytes_atomic(out_path, save_arrays(dict(weights[module_id]), metadata=metadata))
     return ExportedPolicy(out_path, str(module_id), len(weights[module_id]))
+
+
+def _check_out_path(out: Path, *, checkpoint: Path) -> None:
+    """Refuse to write into a checkpoint folder (it would break its hashes) or onto a folder."""
+    if out.is_dir():
+        raise UserError(f"OUT {out}: is a folder; name the .safetensors file to write")
+    target = out.resolve()
+    if target.parent == checkpoint.resolve() or any(
+        part.name == CHECKPOINTS_DIR for part in target.parents
+    ):
+        raise UserError(
+            f"OUT {out}: inside a run's checkpoints; writing there would corrupt a checkpoint. "
+            "Export to a path outside checkpoints/"
+        )

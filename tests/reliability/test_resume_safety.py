@@ -125,3 +125,19 @@ def test_a_second_writer_of_a_run_folder_is_refused_naming_the_holder(smoke_run,
     finally:
         holder.kill()
         holder.wait()
+
+
+@pytest.mark.parametrize("where", ["into_latest", "into_checkpoints", "a_folder"])
+def test_export_never_writes_into_a_checkpoint(where, smoke_run, tmp_path):
+    run_dir = _copy(smoke_run, tmp_path)
+    latest = CheckpointStore(run_dir / "checkpoints").latest()
+    out = {
+        "into_latest": latest / "algorithm.safetensors",
+        "into_checkpoints": run_dir / "checkpoints" / "policy.safetensors",
+        "a_folder": tmp_path,
+    }[where]
+    before = _snapshot(run_dir)
+    result = CliRunner().invoke(app, ["export", str(run_dir), str(out)])
+    assert result.exit_code == 2, result.output
+    assert "OUT" in result.output and "Traceback" not in result.output
+    assert _snapshot(run_dir) == before
