@@ -33,7 +33,7 @@ def _masked(data: Any) -> bool:
         return any(_masked(v) for v in data.values())
     if isinstance(data, list):
         return any(_masked(v) for v in data)
-    return data == MASK
+    return isinstance(data, str) and MASK in data  # whole or partial (`https://u:***@db`)
 
 
 def saved_spec(search_dir: str | Path) -> ExperimentSpec:

@@ -86,7 +86,7 @@ def seal(search_dir: Path, files: Iterable[Path]) -> None:
     entries = _read_manifest(search_dir, key)
     for path in files:
         data = path.read_bytes()
-        write_bytes_atomic(sealed / path.name, data)
+        write_bytes_atomic(sealed / path.name, data, private=True)  # tuner.pkl holds the spec
         entries[path.name] = _mac(key, path.name, data)
     body = json.dumps(entries, sort_keys=True).encode()
     manifest = {"files": entries, "mac": _mac(key, MANIFEST, body)}

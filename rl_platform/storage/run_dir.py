@@ -11,7 +11,7 @@ from rl_platform.storage.layout import LOG_FILE, SPEC_FILE
 from rl_platform.utils.atomic import write_text_atomic
 from rl_platform.utils.names import safe_join
 from rl_platform.utils.safe_yaml import dump_yaml
-from rl_platform.utils.secrets import mask_secrets
+from rl_platform.utils.secrets import mask_log_record, mask_secrets
 
 
 def new_run_dir(out_dir: str | Path, name: str) -> Path:
@@ -49,4 +49,6 @@ def write_spec(run_dir: Path, spec: ExperimentSpec) -> None:
 
 
 def add_file_log(run_dir: Path) -> int:
+    """The run's log file; known secret values are masked in every message (`mask_log_record`)."""
+    logger.configure(patcher=mask_log_record)
     return logger.add(run_dir / LOG_FILE, level="INFO", enqueue=False)

@@ -1,7 +1,9 @@
 """Atomic file and folder writes: write to a temp sibling, fsync, then rename over the target.
 
 A reader (or a resumed run after SIGKILL or a full disk) sees either the old complete file or
-the new complete file, never a half-written one.
+the new complete file, never a half-written one. Files and folders get the modes a plain
+`open()`/`mkdir()` would (0666/0777 less the umask), so teammates can read a run folder;
+`mkstemp`/`mkdtemp` alone would leave them 0600/0700. Secrets are written with `private=True`.
 """
 
 import contextlib
@@ -23,11 +25,21 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
-def write_bytes_atomic(path: str | Path, data: bytes) -> None:
+def _umask() -> int:
+    # os.umask can only be read by setting it; set it straight back (one thread at a time
+    # writes here, and the window is two syscalls).
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_bytes_atomic(path: str | Path, data: bytes, *, private: bool = False) -> None:
+    """Replace `path` with `data` atomically; `private`: mode 0600 whatever the umask."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o600 if private else 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -60,6 +72,7 @@ def atomic_directory(final_path: str | Path) -> Iterator[Path]:
         tempfile.mkdtemp(prefix=f".{final_path.name}.", suffix=".tmp", dir=final_path.parent)
     )
     try:
+        os.chmod(tmp, 0o777 & ~_umask())
         yield tmp
         if final_path.exists():
             shutil.rmtree(final_path)

@@ -39,6 +39,7 @@ SECRETS = {
     "API_KEY": "sekrit-api-key-4f1c",
     "DB_PASSWORD": "sekrit-db-password-9a2e",
     "AUTH_TOKEN": "sekrit-header-token-77b0",
+    "CAMEL_KEY": "sekrit-camel-key-31d5",
 }
 
 SMOKE_SPEC = f"""\
@@ -51,6 +52,8 @@ env:
     API_KEY: {SECRETS["API_KEY"]}
     database: {{host: db.internal, DB_PASSWORD: {SECRETS["DB_PASSWORD"]}}}
     headers: [{{AUTH_TOKEN: {SECRETS["AUTH_TOKEN"]}}}]
+    apiKey: {SECRETS["CAMEL_KEY"]}
+    endpoint: "https://svc:${{env.kwargs.API_KEY}}@db.internal"
 model: {{hidden: [16, 16]}}
 stop: {{iterations: 2}}
 checkpoint: {{every_iterations: 1, keep_last: 3}}

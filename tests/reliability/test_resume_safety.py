@@ -4,6 +4,7 @@ anything is written, the original spec.yaml is kept, nothing intact means exit 2
 can be named to rewind to, and a second writer of a run folder is refused."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -141,3 +142,13 @@ def test_export_never_writes_into_a_checkpoint(where, smoke_run, tmp_path):
     assert result.exit_code == 2, result.output
     assert "OUT" in result.output and "Traceback" not in result.output
     assert _snapshot(run_dir) == before
+
+
+def test_run_folders_honour_the_umask(smoke_run):
+    mask = os.umask(0o022)
+    os.umask(mask)
+    files = [p for p in smoke_run.run_dir.rglob("*") if p.is_file()]
+    folders = [p for p in smoke_run.run_dir.rglob("*") if p.is_dir()]
+    assert len(files) > 5 and folders
+    assert {p.stat().st_mode & 0o777 for p in files} == {0o666 & ~mask}
+    assert {p.stat().st_mode & 0o777 for p in folders} == {0o777 & ~mask}

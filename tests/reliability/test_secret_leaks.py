@@ -31,6 +31,8 @@ def test_dumped_spec_masks_secret_values_and_keeps_the_rest(smoke_run):
     assert kwargs["API_KEY"] == MASK
     assert kwargs["database"] == {"host": "db.internal", "DB_PASSWORD": MASK}
     assert kwargs["headers"] == [{"AUTH_TOKEN": MASK}]
+    assert kwargs["apiKey"] == MASK  # camelCase secret names too
+    assert kwargs["endpoint"] == f"https://svc:{MASK}@db.internal"  # masked by value
     assert dumped["name"] == "reliability_smoke" and dumped["env"]["id"]
 
 
@@ -66,3 +68,28 @@ def test_mask_secrets_reaches_into_lists_and_tuples():
     masked = mask_secrets(data)
     assert masked == {"a": [{"API_KEY": MASK}, ({"db": {"PASSWORD": MASK}},)], "keep": [1, "two"]}
     assert data["a"][0]["API_KEY"] == "x"  # the input is untouched
+
+
+def test_known_secret_values_are_masked_wherever_they_appear(monkeypatch):
+    monkeypatch.setenv("WANDB_API_KEY", "wandb-key-0a1b2c3d")
+    data = {"note": "uses wandb-key-0a1b2c3d", "monkey": "banana", "pw": {"passwd": "hunter22"}}
+    data["url"] = "postgres://u:hunter22@db"  # a secret under an innocent key elsewhere
+    masked = mask_secrets(data)
+    assert masked["note"] == f"uses {MASK}"
+    assert masked["monkey"] == "banana"  # `monkey` is not a secret key name
+    assert masked["pw"] == {"passwd": MASK} and masked["url"] == f"postgres://u:{MASK}@db"
+
+
+def test_log_messages_mask_known_secret_values(monkeypatch, tmp_path):
+    from loguru import logger
+
+    from rl_platform.storage.run_dir import add_file_log
+
+    monkeypatch.setenv("SERVICE_TOKEN", "svc-token-9f8e7d")
+    handle = add_file_log(tmp_path)
+    try:
+        logger.info("connecting with svc-token-9f8e7d")
+    finally:
+        logger.remove(handle)
+    text = (tmp_path / "train.log").read_text()
+    assert "connecting with ***" in text and "svc-token-9f8e7d" not in text
