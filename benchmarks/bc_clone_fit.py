@@ -24,10 +24,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from rl_platform.envs.duel import DuelCore, get_scripted_agent
+from rl_platform.envs.duel import DuelCore
+from rl_platform.teachers import DUEL_ENV, scripted_act
 
 BATCH, MINIBATCH, EPOCHS, ENTROPY_COEFF = 8000, 2000, 6, 0.01
-BASED = get_scripted_agent("based")
+BASED = scripted_act(env_id=DUEL_ENV, agent="based")
 
 
 def based_games(steps: int, *, games: int, seed: int, both_seats: bool):
@@ -37,7 +38,7 @@ def based_games(steps: int, *, games: int, seed: int, both_seats: bool):
     obs = core.reset(seed=seed)
     per_step = games * (2 if both_seats else 1)
     for _ in range(steps // per_step):
-        actions = np.stack([BASED.act(obs[:, 0], rng), BASED.act(obs[:, 1], rng)], axis=1)
+        actions = np.stack([BASED(obs[:, 0], rng), BASED(obs[:, 1], rng)], axis=1)
         seats = slice(None) if both_seats else slice(0, 1)
         yield obs[:, seats].reshape(-1, obs.shape[-1]).copy(), actions[:, seats].reshape(-1)
         obs = core.step(actions).obs
@@ -65,7 +66,7 @@ def win_rate_vs_based(net: nn.Module, games: int = 200, seed: int = 12345) -> fl
         actions = np.zeros((games, 2), dtype=np.int64)
         with torch.no_grad():
             actions[rows, seat] = net(torch.from_numpy(obs[rows, seat])).argmax(-1).numpy()
-        actions[rows, 1 - seat] = BASED.act(obs[rows, 1 - seat], rng)
+        actions[rows, 1 - seat] = BASED(obs[rows, 1 - seat], rng)
         step = core.step(actions)
         obs = step.obs
         ended = (winner < 0) & (step.winner >= 0)

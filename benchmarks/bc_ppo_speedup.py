@@ -36,8 +36,9 @@ import torch
 from loguru import logger
 
 from rl_platform import load_spec
-from rl_platform.envs.duel import DuelCore, get_scripted_agent
+from rl_platform.envs.duel import DuelCore
 from rl_platform.spec import ExperimentSpec
+from rl_platform.teachers import DUEL_ENV, scripted_act
 
 SPEC = Path(__file__).resolve().parent.parent / "experiments" / "duel_bc_ppo.yaml"
 
@@ -67,7 +68,7 @@ def play_vs_based(
     obs = core.reset(seed=seed)
     seat = (np.arange(games) >= games // 2).astype(np.int64)  # which player the module is
     rows = np.arange(games)
-    based, rng = get_scripted_agent("based"), np.random.default_rng(seed)
+    based, rng = scripted_act(env_id=DUEL_ENV, agent="based"), np.random.default_rng(seed)
     winner, returns = np.full(games, -1), np.zeros(games)
     while (winner < 0).any():
         with torch.no_grad():
@@ -79,7 +80,7 @@ def play_vs_based(
         else:
             chosen = logits.argmax(-1)
         actions[rows, seat] = chosen.numpy()
-        actions[rows, 1 - seat] = based.act(obs[rows, 1 - seat], rng)
+        actions[rows, 1 - seat] = based(obs[rows, 1 - seat], rng)
         step = core.step(actions)
         obs = step.obs
         returns += np.where(winner < 0, step.rewards[rows, seat], 0.0)

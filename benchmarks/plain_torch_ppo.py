@@ -35,9 +35,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from rl_platform.envs.duel import NUM_ACTIONS, OBS_SIZE, get_scripted_agent
+from rl_platform.envs.duel import NUM_ACTIONS, OBS_SIZE
 from rl_platform.envs.duel.vector_game import DuelVectorGame
 from rl_platform.envs.vector_game import DRAW, VectorStep
+from rl_platform.teachers import DUEL_ENV, scripted_act
 
 MAIN_SEAT = 0
 """Seat the learner plays in every game; the scripted opponent plays the other one."""
@@ -78,7 +79,7 @@ class PlainPPOConfig:
     activation: str = "tanh"
     """Hidden activation, a key of `ACTIVATIONS`."""
     opponent: str = "based"
-    """Scripted agent in the opponent seat (rl_platform.envs.duel.get_scripted_agent)."""
+    """Scripted duel agent in the opponent seat (`scripted://duel/NAME`, rl_platform.teachers)."""
     seed: int = 0
     """Seeds torch, the games and the opponent's RNG."""
     torch_threads: int = 1
@@ -190,7 +191,7 @@ class DuelSampler:
 
     def __init__(self, config: PlainPPOConfig) -> None:
         self.game = DuelVectorGame(config.num_games, seed=config.seed, **config.duel_settings)
-        self.opponent = get_scripted_agent(config.opponent)
+        self.opponent = scripted_act(env_id=DUEL_ENV, agent=config.opponent)
         self.rng = np.random.default_rng(config.seed + 1)
         self.obs = self.game.reset(seed=config.seed).obs
         self.actions = np.zeros((config.num_games, self.game.num_seats), np.int64)

@@ -1,24 +1,23 @@
 """The `rlp` command line: parse arguments, load the spec, call a run_* function. Nothing else.
 
-User errors (`UserError`) are caught once here and shown as plain lines with exit code 2.
+User errors (`UserError`) are shown as plain lines with exit code 2 by `cli_errors.user_errors`,
+which decorates every command where it is defined.
 Ray is imported only by the commands that need it, so `rlp validate` stays fast and Ray-free.
 """
 
-import functools
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from rl_platform.bc import cli as bc_cli
-from rl_platform.errors import UserError
+from rl_platform.cli_errors import user_errors
 from rl_platform.evaluation import cli as evaluation_cli
 from rl_platform.jobs.jobs_cli import jobs_app, submit_command
-from rl_platform.league.cli import league_app
+from rl_platform.league_tools.cli import league_app
 from rl_platform.search.cli import search_command
 
 app = typer.Typer(
@@ -41,32 +40,15 @@ ProfileOpt = Annotated[
     str | None, typer.Option("--profile", "-p", help="Apply a named budget profile, e.g. smoke.")
 ]
 
-
-def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Show `UserError`s without a traceback and exit 2."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except UserError as exc:
-            err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
-            raise typer.Exit(code=exc.exit_code) from None
-
-    return wrapper
-
-
-app.command("submit", help="Submit `rlp train SPEC` to a Ray cluster as a job.")(
-    user_errors(submit_command)
-)
-app.command("record")(user_errors(bc_cli.record_command))
-app.command("search")(user_errors(search_command))
-app.command("eval")(user_errors(evaluation_cli.eval_command))
-app.command("run")(user_errors(evaluation_cli.run_command))
-app.command("watch")(user_errors(evaluation_cli.watch_command))
-app.command("plot")(user_errors(evaluation_cli.plot_command))
-app.command("doctor")(user_errors(evaluation_cli.doctor_command))
-app.command("policies")(user_errors(evaluation_cli.policies_command))
+app.command("submit", help="Submit `rlp train SPEC` to a Ray cluster as a job.")(submit_command)
+app.command("record")(bc_cli.record_command)
+app.command("search")(search_command)
+app.command("eval")(evaluation_cli.eval_command)
+app.command("run")(evaluation_cli.run_command)
+app.command("watch")(evaluation_cli.watch_command)
+app.command("plot")(evaluation_cli.plot_command)
+app.command("doctor")(evaluation_cli.doctor_command)
+app.command("policies")(evaluation_cli.policies_command)
 
 
 @app.command()
@@ -94,18 +76,13 @@ def train(
     out: Annotated[Path, typer.Option(help="Parent folder for run folders.")] = Path("runs"),
 ) -> None:
     """Train an experiment with an embedded local Ray (or the cluster in RAY_ADDRESS)."""
-    from rl_platform.errors import TrainingHealthError
     from rl_platform.spec import load_spec
 
     # Validate before importing the training stack (Ray, torch): bad specs fail in well under 2 s.
     loaded = load_spec(spec, overrides=set_ or [], profile=profile)
     from rl_platform.run.train import train as run_train
 
-    try:
-        result = run_train(loaded, out_dir=out, resume=resume)
-    except TrainingHealthError as exc:
-        err.print(f"[bold red]training stopped:[/] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(code=3) from None
+    result = run_train(loaded, out_dir=out, resume=resume)  # TrainingHealthError: exit 3
     err.print(f"run folder: {result.run_dir}", highlight=False)
 
 
@@ -126,6 +103,7 @@ def export(
 
 
 @app.command()
+@user_errors
 def envs(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:

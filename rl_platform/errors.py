@@ -20,6 +20,9 @@ class SpecError(UserError):
         super().__init__("\n".join(problems))
 
     def __str__(self) -> str:
+        if len(self.problems) == 1:  # one problem, one line
+            problem = self.problems[0]
+            return problem if problem.startswith(f"{self.source}:") else f"{self.source}: {problem}"
         lines = [f"{self.source}: {len(self.problems)} problem(s)"]
         lines += [f"  - {problem}" for problem in self.problems]
         return "\n".join(lines)

@@ -1,7 +1,8 @@
 """CLI edge of evaluation: `rlp eval | run | watch | plot | doctor | policies`.
 
-Registered in `rl_platform/cli.py` (wrapped in `user_errors`). Results go to stdout (a rich
-table, or one JSON object with `--json`); progress, spinners and notes go to stderr.
+Registered in `rl_platform/cli.py`; every command is wrapped in `cli_errors.user_errors`.
+Results go to stdout (a rich table, or one JSON object with `--json`); progress, spinners and
+notes go to stderr.
 """
 
 import json
@@ -15,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from rl_platform.cli_errors import FAILED_EXIT, positive_finite, user_errors
 from rl_platform.evaluation.progress import episode_progress, status, stderr_console
 
 out_console = Console()
@@ -26,8 +28,8 @@ EnvOpt = Annotated[
         "connect_four) or spec YAML. Default: the env a checkpoint was trained on.",
     ),
 ]  # fmt: skip
-EpisodesOpt = Annotated[int, typer.Option("--episodes", "-n", help="Episodes to play.")]
-SeedOpt = Annotated[int, typer.Option(help="Episode i is reset with seed + i.")]
+EpisodesOpt = Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")]
+SeedOpt = Annotated[int, typer.Option(min=0, help="Episode i is reset with seed + i.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 SampleOpt = Annotated[
     bool, typer.Option("--sample", help="Sample actions instead of the greedy (argmax) action.")
@@ -37,7 +39,7 @@ OpponentOpt = Annotated[
     typer.Option(help="Two-player envs: the opponent's policy URI (default: scripted best)."),
 ]
 MaxStepsOpt = Annotated[
-    int | None, typer.Option("--max-steps", help="Cut episodes after this many env steps.")
+    int | None, typer.Option("--max-steps", min=1, help="Cut episodes after this many env steps.")
 ]
 SeatOpt = Annotated[
     str,
@@ -45,7 +47,9 @@ SeatOpt = Annotated[
         help="Two-player envs: the policy's seat, first, second or alternate (by episode)."
     ),
 ]
-ParallelOpt = Annotated[int, typer.Option(help="Env copies stepped together (batched actions).")]
+ParallelOpt = Annotated[
+    int, typer.Option(min=1, help="Env copies stepped together (batched actions).")
+]
 PolicyArg = Annotated[
     str,
     typer.Argument(help="checkpoint://RUN, scripted://ENV/NAME, league://RUN/ID or random."),
@@ -73,6 +77,7 @@ def _table(title: str, rows: dict[str, Any]) -> Table:
     return table
 
 
+@user_errors
 def eval_command(
     policy: PolicyArg,
     env: EnvOpt = None,
@@ -99,6 +104,7 @@ def eval_command(
     out_console.print(_table(f"{result['policy']} on {result['env']}", result))
 
 
+@user_errors
 def run_command(
     policy: Annotated[
         list[str],
@@ -143,6 +149,7 @@ def _text_sink(*, paced: bool) -> Any:
     return show
 
 
+@user_errors
 def watch_command(
     policy: PolicyArg,
     env: EnvOpt = None,
@@ -150,13 +157,15 @@ def watch_command(
     out: Annotated[Path | None, typer.Option(help="Write a .gif or .mp4 file.")] = None,
     text: Annotated[bool, typer.Option("--text", help="Draw the duel in the terminal.")] = False,
     fps: Annotated[
-        float | None, typer.Option(help="Frames per second (default: real time).")
+        float | None,
+        typer.Option(callback=positive_finite, help="Frames per second (default: real time)."),
     ] = None,
     scale: Annotated[
-        int | None, typer.Option(help="Integer upscaling (default: frames >= 480 px wide).")
+        int | None,
+        typer.Option(min=1, help="Integer upscaling (default: frames >= 480 px wide)."),
     ] = None,
     max_steps: MaxStepsOpt = None,
-    max_frames: Annotated[int, typer.Option(help="Stop after this many frames.")] = 3000,
+    max_frames: Annotated[int, typer.Option(min=1, help="Stop after this many frames.")] = 3000,
     seed: SeedOpt = 0,
     opponent: OpponentOpt = None,
     sample: SampleOpt = False,
@@ -186,6 +195,7 @@ def watch_command(
         )  # fmt: skip
 
 
+@user_errors
 def plot_command(
     runs: Annotated[
         list[Path] | None, typer.Argument(help="Run folders (or folders holding run folders).")
@@ -221,6 +231,7 @@ def plot_command(
     stderr_console.print(f"wrote {result['out']}", highlight=False)
 
 
+@user_errors
 def doctor_command(
     strict: Annotated[bool, typer.Option(help="Exit 1 if any check fails.")] = False,
     skip: Annotated[
@@ -249,9 +260,10 @@ def doctor_command(
             table.add_row(c.name, f"[{style[c.status]}]{c.status.value}[/]", c.detail, c.fix)
         out_console.print(table)
     if strict and any(c.status == Status.FAIL for c in checks):
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=FAILED_EXIT)
 
 
+@user_errors
 def policies_command(as_json: JsonOpt = False) -> None:
     """List the scripted policies (scripted://ENV/NAME) with what they do."""
     from rl_platform.teachers import scripted_policies

@@ -5,6 +5,7 @@
 with the seed, so every game's two seats are drawn by proportion and mirror matches happen.
 """
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,8 +41,8 @@ def parse_share(text: str) -> PolicyShare:
             proportion = float(value)
         except ValueError:
             raise UserError(f"-p {text!r}: proportion must be a number, got {value!r}") from None
-        if not proportion > 0:
-            raise UserError(f"-p {text!r}: proportion must be > 0, got {value}")
+        if not (math.isfinite(proportion) and proportion > 0):
+            raise UserError(f"-p {text!r}: proportion must be a finite number > 0, got {value}")
     return PolicyShare(parse_policy_uri(uri_text), proportion)
 
 

@@ -9,12 +9,15 @@ in the local shell. The token is never logged or printed.
 
 import contextlib
 import os
+import re
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loguru import logger
 
+from rl_platform.errors import UserError
 from rl_platform.jobs.errors import ClusterAuthError, ClusterUnreachableError
 
 if TYPE_CHECKING:
@@ -34,8 +37,25 @@ def default_token_path() -> Path:
 
 
 def resolve_address(address: str | None = None) -> str:
-    """Explicit address, else `RAY_ADDRESS`, else the local dashboard port."""
-    return address or os.environ.get(ADDRESS_ENV_VAR) or DEFAULT_ADDRESS
+    """Explicit address, else `RAY_ADDRESS`, else the local dashboard port; checked to be a
+    form Ray's job client takes (`http(s)://HOST:PORT`, `HOST:PORT`, `ray://HOST:PORT`,
+    `auto`): Ray's own check ends in a traceback."""
+    resolved = address or os.environ.get(ADDRESS_ENV_VAR) or DEFAULT_ADDRESS
+    if resolved == "auto":
+        return resolved
+    parsed = urllib.parse.urlsplit(resolved if "://" in resolved else f"http://{resolved}")
+    try:
+        port_ok = parsed.port is None or 0 < parsed.port < 65536
+    except ValueError:
+        port_ok = False
+    host_ok = re.fullmatch(r"[A-Za-z0-9._:-]+", parsed.hostname or "") is not None
+    if parsed.scheme not in ("http", "https", "ray") or not host_ok or not port_ok:
+        source = "--address" if address else ADDRESS_ENV_VAR
+        raise UserError(
+            f"{source} {resolved!r}: not a job server address; expected http://HOST:PORT, e.g. "
+            f"{DEFAULT_ADDRESS} (the dashboard port, forwarded from the head)"
+        )
+    return resolved
 
 
 def read_token() -> str | None:

@@ -5,19 +5,17 @@ The main CLI registers these with `app.add_typer(jobs_app, name="jobs")` and
 """
 
 import contextlib
-import functools
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-from rl_platform.errors import UserError
+from rl_platform.cli_errors import FAILED_EXIT, user_errors
 from rl_platform.jobs.client import ADDRESS_ENV_VAR, DEFAULT_ADDRESS, auth_hint, make_client
 from rl_platform.jobs.errors import ClusterAuthError, ClusterUnreachableError, JobNotFoundError
 from rl_platform.jobs.follow import follow_job
@@ -42,23 +40,6 @@ Address = Annotated[
     ),
 ]
 JobId = Annotated[str, typer.Argument(help="Submission id printed by `rlp submit`.")]
-
-
-def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Show `UserError`s as one line with their exit code, as the main CLI does for its commands
-    (sub-apps added with `add_typer` are not wrapped there)."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except UserError as exc:
-            console.print(
-                f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
-            )
-            raise typer.Exit(code=exc.exit_code) from None
-
-    return wrapper
 
 
 def _check_job_id(job_id: str) -> str:
@@ -95,9 +76,10 @@ def _write_raw(text: str) -> None:
 
 def _exit_for(status: str) -> None:
     if status != "SUCCEEDED":
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=FAILED_EXIT)
 
 
+@user_errors
 def submit_command(
     spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML) inside the current folder.")],
     set_: Annotated[
@@ -146,7 +128,7 @@ def submit_command(
 
 
 @jobs_app.command("list")
-@_user_errors
+@user_errors
 def list_command(address: Address = DEFAULT_ADDRESS) -> None:
     """List the jobs on the cluster, newest first."""
     with _cluster_errors(address):
@@ -169,7 +151,7 @@ def _format_ms(epoch_ms: int | None) -> str:
 
 
 @jobs_app.command("status")
-@_user_errors
+@user_errors
 def status_command(job_id: JobId, address: Address = DEFAULT_ADDRESS) -> None:
     """Show one job's status and message."""
     job_id = _check_job_id(job_id)
@@ -181,7 +163,7 @@ def status_command(job_id: JobId, address: Address = DEFAULT_ADDRESS) -> None:
 
 
 @jobs_app.command("logs")
-@_user_errors
+@user_errors
 def logs_command(
     job_id: JobId,
     follow: Annotated[
@@ -205,7 +187,7 @@ def logs_command(
 
 
 @jobs_app.command("stop")
-@_user_errors
+@user_errors
 def stop_command(job_id: JobId, address: Address = DEFAULT_ADDRESS) -> None:
     """Stop a job: SIGTERM first, so training can save a final checkpoint, SIGKILL later."""
     job_id = _check_job_id(job_id)

@@ -14,6 +14,7 @@ Everything persists to `league.json` under the storage root; opening the same ro
 exactly (same RNG stream, slots, windows, ratings).
 """
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,6 +236,7 @@ class League:
         metadata: Mapping[str, Any] | None = None,
     ) -> Member:
         """Add an external frozen policy (kind `checkpoint`, never evicted) and save."""
+        self._check_not_a_snapshot_id(member_id)
         member, _ = self.pool.add_frozen(
             member_id=member_id,
             weights=weights,
@@ -244,6 +246,16 @@ class League:
         )
         self.save()
         return member
+
+    def _check_not_a_snapshot_id(self, member_id: str) -> None:
+        """`<learner>_v<N>` names are the trainer's future snapshots: taking one would make
+        that snapshot collide later, in the middle of a run."""
+        for learner_id in learner_ids_for(self.spec):
+            if re.fullmatch(rf"{re.escape(learner_id)}_v\d+", member_id):
+                raise UserError(
+                    f"league member id {member_id!r} is reserved for snapshots of "
+                    f"{learner_id!r} ({learner_id}_v1, {learner_id}_v2, ...); choose another id"
+                )
 
     def end_iteration(
         self,

@@ -24,6 +24,7 @@ import numpy as np
 import safetensors.torch
 import torch
 from loguru import logger
+from pydantic import ValidationError
 
 from rl_platform.errors import IntegrityError, UserError
 from rl_platform.league.members import (
@@ -239,13 +240,13 @@ class LeaguePool:
                 f"{pool.storage.uri}/{MANIFEST}: unsupported league manifest version {version!r} "
                 f"(this build reads version {MANIFEST_VERSION})"
             )
-        for record in manifest["members"]:
-            member = Member.model_validate(record)
+        members, state = _parse_manifest(manifest, where=f"{pool.storage.uri}/{MANIFEST}")
+        for member in members:
             pool._check_new(member.id)
             pool._members[member.id] = member
         if prune:
             pool.prune_orphan_weights()
-        return pool, manifest.get("state", {})
+        return pool, state
 
     def prune_orphan_weights(self) -> list[str]:
         """Delete weights files no member references (left by a crash before a manifest save)."""
@@ -256,3 +257,25 @@ class LeaguePool:
         if orphans:
             logger.warning("league: removed unreferenced weights files {}", orphans)
         return orphans
+
+
+def _parse_manifest(manifest: dict[str, Any], *, where: str) -> tuple[list[Member], dict[str, Any]]:
+    """Members and state of a version-1 manifest; a hand-edited or damaged one is an
+    `IntegrityError` naming the first bad field."""
+    try:
+        records = manifest["members"]
+        state = manifest.get("state", {})
+        if not isinstance(records, list) or not isinstance(state, dict):
+            raise TypeError("`members` must be a list and `state` an object")
+        return [Member.model_validate(record) for record in records], state
+    except KeyError as exc:
+        problem = f"missing {exc}"
+    except TypeError as exc:
+        problem = str(exc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        problem = f"member field {field!r}: {first['msg']}"
+    raise IntegrityError(
+        f"{where}: not a valid league manifest ({problem}); it was edited or damaged"
+    )

@@ -16,7 +16,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.utils.annotations import override
 
-from rl_platform.league.scripted import scripted_act
+from rl_platform.teachers import scripted_act
 
 
 def _to_numpy(value: Any) -> Any:
@@ -26,7 +26,7 @@ def _to_numpy(value: Any) -> Any:
 
 
 class ScriptedRLModule(RLModule):
-    """Acts with `rl_platform.league.scripted.scripted_act(env_id, agent)`; not trainable."""
+    """Acts with `rl_platform.teachers.scripted_act(env_id, agent)`; not trainable."""
 
     @override(RLModule)
     def setup(self) -> None:

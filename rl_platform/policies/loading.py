@@ -139,5 +139,6 @@ def _learned(
         observation_space=converter.observation_space if converter else env.observation_space,
         action_space=env.action_space,
         weights=weights,
+        inference_only=True,  # acting needs no critic
     )
     return ModulePolicy(label, rebuilt, sample=sample, converter=converter)

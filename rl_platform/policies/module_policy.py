@@ -72,7 +72,10 @@ class ModulePolicy:
             states = [self._states.get(key, self._initial) for key in keys]
             batch["state_in"] = _to_tensor(stack_rows(states), time_axis=False)
         with torch.no_grad():
-            out = self.module.forward_inference(batch)
+            # Not `forward_inference`: RLlib's TorchRLModule wraps it in `eval()`/`train()`,
+            # which walk every submodule on each call (about as costly as a small MLP's
+            # forward); a rebuilt module is in eval mode from `build_module` on.
+            out = self.module._forward_inference(batch)
         if self._stateful:
             for key, state in zip(keys, _rows(out["state_out"], len(keys)), strict=True):
                 self._states[key] = state

@@ -65,11 +65,17 @@ def build_module(
     observation_space: gym.Space,
     action_space: gym.Space,
     weights: dict[str, np.ndarray] | None,
+    inference_only: bool = False,
 ) -> RebuiltModule:
-    """Build the spec's module for these spaces on CPU and load `weights` (None: fresh init)."""
+    """Build the spec's module for these spaces on CPU and load `weights` (None: fresh init).
+
+    `inference_only`: the module an env runner acts with (RLlib's InferenceOnlyAPI drops the
+    critic and target copies), loaded from the learner's full weights; acting skips the critic.
+    """
     module_spec = resolved_module_spec(
         spec, observation_space=observation_space, action_space=action_space
     )
+    module_spec.inference_only = inference_only
     # The spec never changes RLlib's action post-processing, so the algorithm's defaults hold.
     defaults = algorithm_config_class(spec.algo)()
     module = module_spec.build()

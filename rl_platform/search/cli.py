@@ -1,6 +1,6 @@
 """`rlp search SPEC` and `rlp search --resume DIR`: a Tune ASHA search with a live trial table.
 
-Registered in `rl_platform/cli.py` with `app.command("search")(user_errors(search_command))`.
+Registered in `rl_platform/cli.py` with `app.command("search")(search_command)`.
 The spec is validated before Ray is imported, so a bad spec fails in a second with exit code 2.
 """
 
@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from rl_platform.cli_errors import INTERRUPTED_EXIT, user_errors
 from rl_platform.errors import UserError
 from rl_platform.search.results import FINISHED
 from rl_platform.search.table import LiveTable
@@ -22,7 +23,6 @@ if TYPE_CHECKING:  # the tuner imports Ray: `rlp --help` and spec errors must no
     from rl_platform.search.tuner import SearchOutcome
 
 console = Console(stderr=True)
-INTERRUPTED_EXIT = 130
 
 SpecArg = Annotated[
     Path | None, typer.Argument(help="Spec YAML with a `search:` block.", show_default=False)
@@ -52,6 +52,7 @@ def _load(spec: Path, overrides: list[str], profile: str | None) -> ExperimentSp
     return loaded
 
 
+@user_errors
 def search_command(
     spec: SpecArg = None,
     set_: SetOpt = None,

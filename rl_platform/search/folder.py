@@ -42,6 +42,11 @@ def saved_spec(search_dir: str | Path) -> ExperimentSpec:
     if not path.is_file():
         raise UserError(f"--resume {search_dir}: not a search folder (no {SPEC_FILE})")
     spec = load_spec(path)
+    if spec.search is None:
+        raise UserError(
+            f"--resume {search_dir}: its {SPEC_FILE} has no `search:` block, so it is not a "
+            "search folder (a training run resumes with `rlp train SPEC --resume RUN_DIR`)"
+        )
     if _masked(spec.dump()):
         raise UserError(
             f"{path}: secret values were masked when the search started ({MASK!r}); a resumed "

@@ -19,6 +19,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
+from rl_platform.errors import IntegrityError
 from rl_platform.utils.atomic import write_bytes_atomic
 from rl_platform.utils.names import check_name, safe_join
 
@@ -84,7 +85,14 @@ class LeagueStorage:
         self.write_bytes(*parts, data=text.encode("utf-8"))
 
     def read_json(self, *parts: str) -> Any:
-        return json.loads(self.read_bytes(*parts).decode("utf-8"))
+        """Raise `FileNotFoundError` if the key does not exist, `IntegrityError` if it is not
+        JSON (a truncated or hand-edited league file)."""
+        try:
+            return json.loads(self.read_bytes(*parts).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise IntegrityError(
+                f"{self._key(parts)}: not valid JSON ({exc}); the file was modified or truncated"
+            ) from None
 
     def exists(self, *parts: str) -> bool:
         info = self.filesystem.get_file_info(self._key(parts))

@@ -11,18 +11,14 @@ column where the opponent would win next, otherwise the legal column closest to 
 """
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from rl_platform.utils.lookup import lookup_named
-
 ROWS, COLS = 6, 7
 # Columns by preference: centre first (a centre piece takes part in the most lines).
 CENTRE_ORDER = (3, 2, 4, 1, 5, 0, 6)
-
-ActFn = Callable[[Mapping[str, Any], np.random.Generator], np.ndarray]
 
 
 def _winning_lines() -> np.ndarray:
@@ -89,11 +85,3 @@ def act_random(obs: Mapping[str, Any], rng: np.random.Generator) -> np.ndarray:
     _, _, legal = split_obs(obs)
     scores = rng.random(legal.shape) + legal  # legal columns score in [1, 2), illegal in [0, 1)
     return scores.argmax(axis=1).astype(np.int64)
-
-
-CONNECT_FOUR_AGENTS: dict[str, ActFn] = {"one_ply": act_one_ply, "random": act_random}
-
-
-def get_connect_four_agent(name: str) -> ActFn:
-    """Look up a scripted connect-four agent; unknown names list close matches."""
-    return lookup_named(CONNECT_FOUR_AGENTS, name, what="scripted connect-four agent")

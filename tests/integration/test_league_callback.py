@@ -15,8 +15,8 @@ from rl_platform import load_spec, train
 from rl_platform.errors import UserError
 from rl_platform.league import LeaguePool, routing
 from rl_platform.league.callback import LeagueCallback, league_extension
-from rl_platform.league.cli import league_app
 from rl_platform.league.members import DEFAULT_MU
+from rl_platform.league_tools.cli import league_app
 from rl_platform.rllib_config import build_algorithm_config
 from rl_platform.run.train import read_metrics
 from rl_platform.storage.algorithm_state import restore_algorithm, snapshot_algorithm
@@ -258,33 +258,3 @@ def test_outcome_prefers_the_env_verdict_over_returns() -> None:
     )
     assert outcome(learner_info={}, learner_return=1.0, opponent_return=-1.0) == "win"
     assert outcome(learner_info=None, learner_return=0.0, opponent_return=0.0) == "draw"
-
-
-def test_recurrent_members_play_tournaments_as_torch_policies() -> None:
-    import gymnasium as gym
-
-    from rl_platform.envs.duel import get_scripted_agent
-    from rl_platform.envs.duel.arena import run_matches
-    from rl_platform.league.torch_policy import policy_factory
-    from rl_platform.modules.lstm_net import LSTMActorCriticNet
-    from rl_platform.spec.model import LSTMModelSpec
-
-    model = LSTMModelSpec(type="lstm", encoder=[32], lstm_cell_size=16, actor=[8], critic=[8])
-    config, _ = LSTMModelSpec.from_model_config(model.settings)
-    net = LSTMActorCriticNet(obs_dim=64, action_space=gym.spaces.Discrete(10), config=config)
-    # The RLModule's state dict: the net under `net.`, its critic moved to the top level.
-    weights = {
-        ("" if k.startswith("critic.") else "net.") + k: v.numpy()
-        for k, v in net.state_dict().items()
-    }
-    make = policy_factory(model=model, weights=weights, obs_dim=64, num_actions=10)
-    policy = make()
-    actions = policy(np.zeros((6, 64), np.float32), np.random.default_rng(0))
-    assert actions.shape == (6,) and ((actions >= 0) & (actions < 10)).all()
-    assert policy.state["h"].shape == (6, 16)  # one LSTM state per game row
-    constant = get_scripted_agent("constant")
-    result = run_matches(make(), constant, num_games=4, seed=0, max_steps=40)
-    assert result.games == 4
-    with pytest.raises(UserError, match="do not fit"):
-        policy_factory(model=model, weights={**weights, "net.extra": np.zeros(1)}, obs_dim=64,
-                       num_actions=10)  # fmt: skip

@@ -1,9 +1,12 @@
-"""Learning tests (marked slow): memory and opponent history must pay off in returns.
+"""Learning tests: memory and opponent history must pay off in returns.
 
 1. StatelessCartPole (no velocities): LSTM PPO reaches a return mean >= 150 while an MLP of
    similar size stays below 100 at the same env-step budget.
 2. Rock-paper-scissors against a hidden cyclic opponent: transformer_lstm beats the same model
    whose opponent history is zeroed (the env hides the opponent's moves).
+
+Each claim runs twice: a quick version in the default suite (a lower bar within a smaller
+env-step budget, ~20 s each on 2 cores) and the full one, marked slow (`pytest -m slow`).
 
 Plus fast sanity checks of the RPS env. Uses the `ray_local` fixture (tests/conftest.py).
 """
@@ -27,8 +30,13 @@ from rl_platform.modules.lstm_module import LSTMActorCriticModule
 from rl_platform.modules.transformer_lstm_module import TransformerLSTMModule
 
 CARTPOLE_BUDGET = 40_000  # env steps
+# Quick version: the LSTM reaches 100 after ~8k steps here (150 after ~13k), the MLP stays
+# below 70 over all 40k steps.
+QUICK_CARTPOLE_BUDGET = 20_000
 RPS_EPISODE_LEN = 10
 RPS_STEPS = 10_400
+# Quick version: with history the return mean passes 6 (of 10) after ~5.6k steps.
+QUICK_RPS_STEPS = 9_600
 
 
 @pytest.fixture
@@ -80,21 +88,30 @@ def _cartpole_config() -> PPOConfig:
     )
 
 
-@pytest.mark.slow
-def test_lstm_solves_stateless_cartpole_where_mlp_fails(ray_local, one_torch_thread) -> None:
+def _check_lstm_beats_mlp(*, max_steps: int, target: float, mlp_below: float) -> None:
+    """LSTM reaches `target` within `max_steps`; an MLP given as many steps stays below."""
     lstm = {"encoder": [64], "lstm_cell_size": 64, "actor": [64], "critic": [64], "max_seq_len": 16}
     lstm_config = _cartpole_config().rl_module(
         rl_module_spec=RLModuleSpec(module_class=LSTMActorCriticModule, model_config=lstm)
     )
-    lstm_returns, lstm_steps = _train_until(lstm_config, max_steps=CARTPOLE_BUDGET, target=150.0)
-    assert lstm_returns[-1] >= 150.0, f"LSTM returns {lstm_returns} after {lstm_steps} steps"
+    lstm_returns, lstm_steps = _train_until(lstm_config, max_steps=max_steps, target=target)
+    assert lstm_returns[-1] >= target, f"LSTM returns {lstm_returns} after {lstm_steps} steps"
 
     mlp_config = _cartpole_config().rl_module(
         model_config=DefaultModelConfig(fcnet_hiddens=[64, 64], fcnet_activation="relu")
     )
     mlp_returns, mlp_steps = _train_until(mlp_config, max_steps=lstm_steps)
     assert mlp_steps >= lstm_steps
-    assert max(mlp_returns) < 100.0, f"MLP returns {mlp_returns} after {mlp_steps} steps"
+    assert max(mlp_returns) < mlp_below, f"MLP returns {mlp_returns} after {mlp_steps} steps"
+
+
+def test_lstm_learns_stateless_cartpole_faster_than_mlp(ray_local, one_torch_thread) -> None:
+    _check_lstm_beats_mlp(max_steps=QUICK_CARTPOLE_BUDGET, target=100.0, mlp_below=75.0)
+
+
+@pytest.mark.slow
+def test_lstm_solves_stateless_cartpole_where_mlp_fails(ray_local, one_torch_thread) -> None:
+    _check_lstm_beats_mlp(max_steps=CARTPOLE_BUDGET, target=150.0, mlp_below=100.0)
 
 
 def _rps_config(*, reveal_history: bool) -> PPOConfig:
@@ -128,15 +145,28 @@ def _rps_config(*, reveal_history: bool) -> PPOConfig:
     )
 
 
-@pytest.mark.slow
-def test_transformer_lstm_exploits_opponent_history(ray_local, one_torch_thread) -> None:
-    with_history, _ = _train_until(_rps_config(reveal_history=True), max_steps=RPS_STEPS)
-    zeroed, _ = _train_until(_rps_config(reveal_history=False), max_steps=RPS_STEPS)
+def _check_history_pays_off(*, max_steps: int, stop_at_target: bool) -> None:
     # Knowing the cyclic opponent's last move wins every round after the first (max ~9 of
     # 10); without it no policy beats 0 in expectation.
-    assert with_history[-1] >= 0.6 * RPS_EPISODE_LEN, with_history
+    target = 0.6 * RPS_EPISODE_LEN
+    with_history, steps = _train_until(
+        _rps_config(reveal_history=True),
+        max_steps=max_steps,
+        target=target if stop_at_target else math.inf,
+    )
+    zeroed, _ = _train_until(_rps_config(reveal_history=False), max_steps=steps)
+    assert with_history[-1] >= target, f"{with_history} after {steps} steps"
     assert max(zeroed[-3:]) <= 0.2 * RPS_EPISODE_LEN, zeroed
     assert with_history[-1] - zeroed[-1] >= 0.5 * RPS_EPISODE_LEN
+
+
+def test_transformer_lstm_learns_from_opponent_history(ray_local, one_torch_thread) -> None:
+    _check_history_pays_off(max_steps=QUICK_RPS_STEPS, stop_at_target=True)
+
+
+@pytest.mark.slow
+def test_transformer_lstm_exploits_opponent_history(ray_local, one_torch_thread) -> None:
+    _check_history_pays_off(max_steps=RPS_STEPS, stop_at_target=False)
 
 
 def test_rps_outcomes_and_hidden_history() -> None:

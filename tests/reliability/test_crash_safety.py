@@ -30,7 +30,7 @@ KILL_MID_SAVE = textwrap.dedent(
     import os, sys, tempfile, time
     from pathlib import Path
     import numpy as np
-    from rl_platform.run import checkpoints
+    from rl_platform.storage import checkpoints
     from rl_platform.utils import state_codec
 
     root, stage = Path(sys.argv[1]), sys.argv[2]

@@ -2,9 +2,15 @@
 after a SIGKILLed search driver, `rlp search --resume` completes without rerunning the trials
 that had finished.
 
-Both searches run in child processes with their own Ray. The failing trial's env is registered
-with gymnasium in the driver and, through Ray's `worker_process_setup_hook`, in every worker:
-a Tune trial runs in a worker process, which knows only the envs its own imports register.
+The failing search runs in a child process with its own Ray. The failing trial's env is
+registered with gymnasium in the driver and, through Ray's `worker_process_setup_hook`, in every
+worker: a Tune trial runs in a worker process, which knows only the envs its own imports
+register. (The hook is why it cannot use the session Ray: a job-level runtime_env there would
+slow every worker start of the suite.) The killed search is a real `rlp search` child, SIGKILLed
+with its Ray; its resume runs in-process on the session Ray.
+
+Both scenarios are mostly process starts and imports, one core each: the failing search runs in
+the background while the killed search runs (~100 s for the file on 2 cores instead of ~175 s).
 """
 
 import json
@@ -17,7 +23,9 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+from typer.testing import CliRunner
 
+from rl_platform.cli import app
 from rl_platform.envs.catalog import gymnasium_ids
 from rl_platform.search.results import read_results_csv
 from rl_platform.spec import load_spec
@@ -112,22 +120,35 @@ class FailedOnce:
 
 
 @pytest.fixture(scope="module")
-def failed_once(tmp_path_factory) -> FailedOnce:
-    """One trial whose env raises once at env step 301 (iteration 2, after checkpoint 1)."""
+def failing_search(tmp_path_factory) -> Iterator[TrainProcess]:
+    """The failing search's driver, started and left to run in the background."""
     tmp = tmp_path_factory.mktemp("fails_once")
-    count_file = tmp / "failures"
-    kwargs = {"count_file": str(count_file), "fail_after": 300, "fail_times": 1}
+    kwargs = {"count_file": str(tmp / "failures"), "fail_after": 300, "fail_times": 1}
     env = json.dumps({"id": FLAKY_ID, "envs_per_runner": 1, "kwargs": kwargs})
     spec_path = _write_spec(tmp / "spec.yaml", name="fails_once", env=env, max_t=800, samples=1)
-    driver = subprocess.run(
-        [sys.executable, "-c", FAILING_DRIVER, str(spec_path), str(tmp / "runs")],
-        capture_output=True,
-        text=True,
-        env=child_env(),
-        cwd=REPO,
-        timeout=400,
-    )
-    assert driver.returncode == 0, driver.stdout[-2000:] + driver.stderr[-4000:]
+    log_path = tmp / "driver.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", FAILING_DRIVER, str(spec_path), str(tmp / "runs")],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=child_env(),
+            cwd=REPO,
+            start_new_session=True,
+        )
+    with reaped(TrainProcess(proc, tmp / "runs", log_path)) as process:
+        yield process
+
+
+@pytest.fixture(scope="module")
+def failed_once(failing_search: TrainProcess, killed_search) -> FailedOnce:
+    """One trial whose env raises once at env step 301 (iteration 2, after checkpoint 1).
+
+    Asks for `killed_search` only so that it runs while this search's driver is busy."""
+    returncode = failing_search.wait(timeout_s=400)
+    assert returncode == 0, failing_search.output[-6000:]
+    tmp = failing_search.out_dir.parent
+    count_file = tmp / "failures"
     (search_dir,) = (tmp / "runs").glob("search/*/*/")
     rows = read_results_csv(search_dir / "results.csv")
     return FailedOnce(search_dir=search_dir, count_file=count_file, rows=rows)
@@ -161,7 +182,8 @@ class KilledSearch:
     finished: dict[str, list[dict[str, Any]]]
     """Trials TERMINATED at the kill -> their result.json lines then."""
     trial_dirs: set[str]
-    resumed: subprocess.CompletedProcess
+    resumed: Any
+    """`rlp search --resume`'s CliRunner result."""
 
 
 def _start_search(spec_path: Path, out_dir: Path, log_path: Path) -> TrainProcess:
@@ -170,7 +192,9 @@ def _start_search(spec_path: Path, out_dir: Path, log_path: Path) -> TrainProces
             [str(RLP), "search", str(spec_path), "--out", str(out_dir), "--no-live"],
             stdout=log,
             stderr=subprocess.STDOUT,
-            env=child_env(),
+            # Tune saves its experiment state at most every 10 s by default; every second here
+            # lets the test see the first TERMINATED trial (and kill) sooner.
+            env=child_env(TUNE_GLOBAL_CHECKPOINT_S="1"),
             start_new_session=True,
         )
     return TrainProcess(proc, out_dir, log_path)
@@ -187,8 +211,9 @@ def _finished_trials(process: TrainProcess) -> tuple[Path, set[str]] | None:
 
 
 @pytest.fixture(scope="module")
-def killed_search(tmp_path_factory) -> Iterator[KilledSearch]:
-    """`rlp search` of 3 trials, one at a time, SIGKILLed (with its Ray) once one finished."""
+def killed_search(ray_local, tmp_path_factory) -> Iterator[KilledSearch]:
+    """`rlp search` of 3 trials, one at a time, SIGKILLed (with its Ray) once one finished;
+    then `rlp search --resume`, in-process on the session Ray (no second Ray start)."""
     tmp = tmp_path_factory.mktemp("killed_search")
     env = json.dumps({"id": "CartPole-v1", "envs_per_runner": 1})
     spec_path = _write_spec(tmp / "spec.yaml", name="killed", env=env, max_t=600, samples=3)
@@ -199,19 +224,13 @@ def killed_search(tmp_path_factory) -> Iterator[KilledSearch]:
         process.kill_tree()
     finished = {tid: _results(search_dir / f"trial_{tid}") for tid in done}
     trial_dirs = {p.name for p in search_dir.glob("trial_*")}
-    resumed = subprocess.run(
-        [str(RLP), "search", "--resume", str(search_dir), "--no-live"],
-        capture_output=True,
-        text=True,
-        env=child_env(),
-        timeout=300,
-    )
+    resumed = CliRunner().invoke(app, ["search", "--resume", str(search_dir), "--no-live"])
     yield KilledSearch(search_dir, finished, trial_dirs, resumed)
 
 
 def test_resume_after_a_killed_driver_completes_every_trial(killed_search):
     resumed = killed_search.resumed
-    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-3000:]
+    assert resumed.exit_code == 0, (resumed.output[-3000:], resumed.exception)
     assert 1 <= len(killed_search.finished) < 3  # the kill left work for the resume
     rows = read_results_csv(killed_search.search_dir / "results.csv")
     assert len(rows) == 3 and {row["status"] for row in rows} == {"completed"}

@@ -1,7 +1,9 @@
 """Check 1: bad specs exit 2 fast, name the dotted path, show no traceback and start no Ray."""
 
+import json
 import resource
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -9,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rl_platform.cli import app
-from tests.reliability.support import REPO, RLP, child_env
+from tests.reliability.support import REPO, child_env
 
 OK = "name: demo\nenv: {id: CartPole-v1}\nstop: {iterations: 1}\n"
 ENV = "env: {id: CartPole-v1}\n"
@@ -143,18 +145,43 @@ SUBPROCESS_CASES = [
     "alias_bomb",
     "interpolation_doubling",
 ]
-CPU_BUDGET_S = 2.0
+# Rejecting a spec costs about 1 s of CPU on a quiet laptop (Python, pydantic, OmegaConf);
+# importing Ray + RLlib + torch costs 4-8 s more. The budget catches that with room for a
+# loaded CI machine; `HEAVY_IMPORTS` below names the culprit exactly.
+CPU_BUDGET_S = 4.0
 WALL_GUARD_S = 90.0  # hang guard only: the machine may be heavily loaded
+HEAVY = ("ray", "torch")
+# Runs the `rlp` entry point and records, at exit, which heavy packages were imported.
+_PROBED_RLP = """
+import atexit, json, os, sys
+heavy = set(json.loads(sys.argv[1]))
+def _record():
+    loaded = sorted({name.split(".")[0] for name in sys.modules} & heavy)
+    with open(os.environ["RLP_IMPORT_PROBE"], "w") as handle:
+        json.dump(loaded, handle)
+atexit.register(_record)
+from rl_platform.cli import main
+sys.argv = ["rlp", *sys.argv[2:]]
+main()
+"""
+
+
+def _heavy_imports(probe: Path) -> list[str]:
+    return json.loads(probe.read_text())
 
 
 def _run_rlp(args: list[str], ray_tmp: Path) -> tuple[subprocess.CompletedProcess, float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     proc = subprocess.run(
-        [str(RLP), *args],
+        [sys.executable, "-c", _PROBED_RLP, json.dumps(HEAVY), *args],
         capture_output=True,
         text=True,
-        env=child_env(RAY_TMPDIR=str(ray_tmp), TMPDIR=str(ray_tmp)),
+        env=child_env(
+            RAY_TMPDIR=str(ray_tmp),
+            TMPDIR=str(ray_tmp),
+            RLP_IMPORT_PROBE=str(ray_tmp.parent / "imports.json"),
+        ),
         cwd=REPO,
         timeout=WALL_GUARD_S * 2,
     )
@@ -171,6 +198,7 @@ def test_rlp_validate_subprocess_is_fast_clean_and_ray_free(case, write_spec, tm
     ray_tmp.mkdir()
     proc, cpu, wall = _run_rlp(["validate", str(write_spec(text))], ray_tmp)
     _check_user_error(proc.stdout + proc.stderr, proc.returncode, fragments)
+    assert _heavy_imports(tmp_path / "imports.json") == [], "rlp validate imported Ray or torch"
     assert cpu < CPU_BUDGET_S, f"rlp validate used {cpu:.2f} s of CPU"
     assert wall < WALL_GUARD_S
     assert list(ray_tmp.iterdir()) == [], "rlp validate started Ray (RAY_TMPDIR was written)"
@@ -186,6 +214,9 @@ def test_rlp_train_subprocess_rejects_a_bad_spec_fast_clean_and_ray_free(write_s
     assert list(ray_tmp.iterdir()) == [], "rlp train started Ray for a spec it rejects"
     assert not out.exists()
     assert wall < WALL_GUARD_S
+    assert _heavy_imports(tmp_path / "imports.json") == [], (
+        "rlp train imported Ray or torch before validating (rl_platform/cli.py `train`)"
+    )
     assert cpu < CPU_BUDGET_S, (
         f"rlp train used {cpu:.2f} s of CPU to reject a bad spec: it imports Ray/RLlib before "
         "validating (rl_platform/cli.py `train`)"

@@ -5,11 +5,11 @@ import pytest
 from pettingzoo.classic import connect_four_v3
 
 from rl_platform.errors import UserError
+from rl_platform.teachers import scripted_act
 from rl_platform.teachers.connect_four import (
     LINES,
     act_one_ply,
     act_random,
-    get_connect_four_agent,
     landing_rows,
 )
 
@@ -109,6 +109,8 @@ def test_one_ply_beats_random_in_real_games_from_both_seats() -> None:
 
 
 def test_unknown_agent_names_close_matches() -> None:
-    assert get_connect_four_agent("one_ply") is act_one_ply
+    env_id = "pettingzoo/connect_four_v3"
+    obs = {"observation": np.zeros((1, 6, 7, 2), np.int8), "action_mask": np.ones((1, 7))}
+    assert scripted_act(env_id=env_id, agent="one_ply")(obs, RNG).tolist() == [3]
     with pytest.raises(UserError, match="one_ply"):
-        get_connect_four_agent("one-ply")
+        scripted_act(env_id=env_id, agent="one-ply")

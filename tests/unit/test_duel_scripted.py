@@ -3,42 +3,49 @@
 import numpy as np
 import pytest
 
-from rl_platform.envs.duel import (
-    NUM_ACTIONS,
-    SCRIPTED_AGENTS,
-    Action,
-    DuelCore,
-    Obs,
-    UnknownScriptedAgentError,
-    get_scripted_agent,
-)
+from rl_platform.connectors.history_window import start_window
+from rl_platform.envs.duel import NUM_ACTIONS, Action, DuelCore, Obs
 from rl_platform.envs.duel import rules as R
 from rl_platform.envs.duel.arena import run_matches
 from rl_platform.envs.duel.rules import Mode
+from rl_platform.envs.duel.scripted import act_based, act_constant, act_random
+from rl_platform.errors import UserError
+from rl_platform.teachers import DUEL_ENV, scripted_act, scripted_policies
 
-BASED = get_scripted_agent("based")
-
-
-def test_registry_names_descriptions_and_lookup() -> None:
-    assert {"random", "constant", "based"} <= set(SCRIPTED_AGENTS)
-    for name, agent in SCRIPTED_AGENTS.items():
-        assert agent.name == name and agent.description and "\n" not in agent.description
-    assert get_scripted_agent("based") is SCRIPTED_AGENTS["based"]
+BASED = act_based
+DUEL_AGENTS = sorted(entry.name for entry in scripted_policies() if entry.env == "duel")
 
 
-def test_unknown_agent_error_names_close_matches() -> None:
-    with pytest.raises(UnknownScriptedAgentError, match="Did you mean 'based'") as info:
-        get_scripted_agent("basde")
+def test_registry_names_the_duel_agents_and_suggests_close_matches() -> None:
+    assert {"random", "constant", "based"} <= set(DUEL_AGENTS)
+    with pytest.raises(UserError, match="Did you mean 'based'") as info:
+        scripted_act(env_id=DUEL_ENV, agent="basde")
     assert "constant" in str(info.value)  # the full list is shown too
+    with pytest.raises(UserError, match="not for env"):
+        scripted_act(env_id="CartPole-v0", agent="based")
 
 
-@pytest.mark.parametrize("name", sorted(SCRIPTED_AGENTS))
+def test_registry_agents_read_opponent_history_observations() -> None:
+    """transformer_lstm runs hand scripted modules {obs, opponent_history, history_mask}."""
+    obs = DuelCore(4, seed=0).reset()[:, 0]
+    windows = [start_window(row[32:], 3) for row in obs]
+    converted = {
+        "obs": obs[:, :32],
+        "opponent_history": np.stack([frames for frames, _ in windows]),
+        "history_mask": np.stack([mask for _, mask in windows]),
+    }
+    based = scripted_act(env_id=DUEL_ENV, agent="based")
+    raw = based(obs, np.random.default_rng(0))
+    assert (based(converted, np.random.default_rng(0)) == raw).all()
+
+
+@pytest.mark.parametrize("name", DUEL_AGENTS)
 def test_agents_return_valid_actions_for_a_batch(name: str) -> None:
     core = DuelCore(32, seed=0)
     rng = np.random.default_rng(0)
     for _ in range(50):
         obs = core.step(rng.integers(0, NUM_ACTIONS, size=(32, 2))).obs
-    actions = SCRIPTED_AGENTS[name](obs[:, 0], rng)
+    actions = scripted_act(env_id=DUEL_ENV, agent=name)(obs[:, 0], rng)
     assert actions.shape == (32,) and actions.dtype.kind == "i"
     assert ((actions >= 0) & (actions < NUM_ACTIONS)).all()
 
@@ -97,7 +104,7 @@ def test_based_approaches_from_afar() -> None:
 
 @pytest.mark.parametrize("based_seat", [0, 1])
 def test_based_beats_random(based_seat: int) -> None:
-    agents = [SCRIPTED_AGENTS["random"], SCRIPTED_AGENTS["random"]]
+    agents = [act_random, act_random]
     agents[based_seat] = BASED
     result = run_matches(*agents, num_games=200, seed=11)
     based_wins = result.wins_a if based_seat == 0 else result.wins_b
@@ -105,13 +112,12 @@ def test_based_beats_random(based_seat: int) -> None:
 
 
 def test_based_beats_constant() -> None:
-    result = run_matches(BASED, SCRIPTED_AGENTS["constant"], num_games=100, seed=5)
+    result = run_matches(BASED, act_constant, num_games=100, seed=5)
     assert result.wins_a >= 0.9 * result.games
 
 
 def test_random_vs_random_is_roughly_symmetric() -> None:
-    random = SCRIPTED_AGENTS["random"]
-    result = run_matches(random, random, num_games=600, seed=2)
+    result = run_matches(act_random, act_random, num_games=600, seed=2)
     decisive = result.wins_a + result.wins_b
     assert decisive > 500
     assert 0.4 <= result.wins_a / decisive <= 0.6

@@ -25,6 +25,7 @@ PURE = (
     "rl_platform.envs.duel",
     "rl_platform.envs.vector_game",
     "rl_platform.connectors.history_window",
+    "rl_platform.teachers",
 )
 EXCEPT = ("rl_platform.league.callback", "rl_platform.envs.duel.rllib_env")
 

@@ -10,12 +10,6 @@ from rl_platform.envs.duel.core import DuelCore, DuelStep
 from rl_platform.envs.duel.observation import OBS_SIZE, OPPONENT_SLICE, SELF_SLICE, Obs
 from rl_platform.envs.duel.pettingzoo_env import DuelParallelEnv
 from rl_platform.envs.duel.rules import Mode
-from rl_platform.envs.duel.scripted import (
-    SCRIPTED_AGENTS,
-    ScriptedAgent,
-    UnknownScriptedAgentError,
-    get_scripted_agent,
-)
 
 __all__ = [
     "DEFAULT_REWARD_WEIGHTS",
@@ -23,7 +17,6 @@ __all__ = [
     "OBS_SIZE",
     "OPPONENT_SLICE",
     "REWARD_COMPONENTS",
-    "SCRIPTED_AGENTS",
     "SELF_SLICE",
     "Action",
     "DuelConfig",
@@ -32,7 +25,4 @@ __all__ = [
     "DuelStep",
     "Mode",
     "Obs",
-    "ScriptedAgent",
-    "UnknownScriptedAgentError",
-    "get_scripted_agent",
 ]

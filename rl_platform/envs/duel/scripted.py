@@ -1,7 +1,8 @@
 """Scripted duel opponents that act from the egocentric observation only, vectorized over B.
 
 Every agent is `act(obs[B, 64], rng) -> actions[B]` (int64 egocentric actions), so the same
-function plays either side and can drive thousands of games per call.
+function plays either side and can drive thousands of games per call. They are named and
+looked up in the one registry of scripted policies, `rl_platform.teachers` (`scripted://duel/NAME`).
 """
 
 from collections.abc import Callable
@@ -13,24 +14,8 @@ from rl_platform.envs.duel import rules as R
 from rl_platform.envs.duel.actions import NUM_ACTIONS, Action
 from rl_platform.envs.duel.observation import HALF_SIZE, Y_SCALE, Obs
 from rl_platform.envs.duel.rules import Mode
-from rl_platform.errors import UserError
-from rl_platform.utils.lookup import lookup_named
 
 ActFn = Callable[[np.ndarray, np.random.Generator], np.ndarray]
-
-
-@dataclass(frozen=True)
-class ScriptedAgent:
-    name: str
-    description: str
-    act: ActFn
-
-    def __call__(self, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return self.act(obs, rng)
-
-
-class UnknownScriptedAgentError(UserError):
-    """Raised by `get_scripted_agent` for a name that is not registered."""
 
 
 def act_random(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -151,25 +136,3 @@ def _approach(v: _View, adx: np.ndarray, roll: np.ndarray) -> tuple[np.ndarray, 
     wanted = (adx > 1.1) & stays_on
     dash = v.grounded & v.facing_opp & (adx > 4.0) & (roll < 0.1)
     return wanted, np.where(dash, Action.DASH, v.toward)
-
-
-SCRIPTED_AGENTS: dict[str, ScriptedAgent] = {
-    agent.name: agent
-    for agent in (
-        ScriptedAgent("random", "uniformly random action every frame", act_random),
-        ScriptedAgent("constant", "always IDLE (a punching bag)", act_constant),
-        ScriptedAgent(
-            "based",
-            "rule-based: approaches, attacks in range, blocks attack startups, grabs blockers, "
-            "recovers to the stage, hops to platforms",
-            act_based,
-        ),
-    )
-}
-
-
-def get_scripted_agent(name: str) -> ScriptedAgent:
-    """Look up a scripted agent; unknown names raise with close matches and the full list."""
-    return lookup_named(
-        SCRIPTED_AGENTS, name, what="scripted duel agent", error=UnknownScriptedAgentError
-    )

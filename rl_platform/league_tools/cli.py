@@ -1,4 +1,4 @@
-"""`rlp league ...`: inspect and extend a training run's self-play league (no Ray).
+"""`rlp league ...`: inspect and extend a training run's self-play league (never starts Ray).
 
 The main CLI registers this with `app.add_typer(league_app, name="league")`.
 
@@ -11,16 +11,14 @@ The main CLI registers this with `app.add_typer(league_app, name="league")`.
 writer per league folder), then resume training with `rlp train --resume RUN_DIR`.
 """
 
-import functools
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from rl_platform.cli_errors import user_errors
 from rl_platform.errors import UserError
 from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.storage.layout import CHECKPOINTS_DIR, LEAGUE_DIR, SPEC_FILE
@@ -32,20 +30,6 @@ console = Console()
 err = Console(stderr=True)
 
 RunDirArg = Annotated[Path, typer.Argument(help="Run folder of a league training run.")]
-
-
-def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Show `UserError`s as one line with their exit code (sub-apps are not wrapped by `rlp`)."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except UserError as exc:
-            err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-            raise typer.Exit(code=exc.exit_code) from None
-
-    return wrapper
 
 
 def _league_root(run_dir: Path) -> Path:
@@ -72,6 +56,12 @@ def _open_league(run_dir: Path) -> tuple[Any, Any]:
     return League(spec=spec.league, storage=root, seed=spec.seed or 0), spec
 
 
+def _has_checkpoint(run_dir: Path) -> bool:
+    from rl_platform.storage.checkpoints import CheckpointStore
+
+    return CheckpointStore(run_dir / CHECKPOINTS_DIR).latest() is not None
+
+
 def _latest_weights(run_dir: Path, module_id: str) -> dict[str, Any] | None:
     """`module_id`'s weights in the run's latest checkpoint, None without checkpoints."""
     from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
@@ -84,7 +74,7 @@ def _latest_weights(run_dir: Path, module_id: str) -> dict[str, Any] | None:
 
 
 @league_app.command("show")
-@_user_errors
+@user_errors
 def show(run_dir: RunDirArg) -> None:
     """Leaderboard: rank, id, kind, rating (mu - 3 sigma), games, win rate vs main."""
     from rl_platform.league.leaderboard import leaderboard
@@ -106,11 +96,13 @@ def show(run_dir: RunDirArg) -> None:
 
 
 @league_app.command("tournament")
-@_user_errors
+@user_errors
 def tournament(
     run_dir: RunDirArg,
     games: Annotated[int, typer.Option(min=1, help="Games per pair (seats alternate).")] = 10,
-    seed: Annotated[int, typer.Option(help="Seed of the games and the policies' sampling.")] = 0,
+    seed: Annotated[
+        int, typer.Option(min=0, help="Seed of the games and the policies' sampling.")
+    ] = 0,
     members: Annotated[
         list[str] | None, typer.Option("--member", "-m", help="Only these ids (repeatable).")
     ] = None,
@@ -119,33 +111,22 @@ def tournament(
     ] = None,
 ) -> None:
     """Round robin between pool members, update ratings, write a matchup heat map."""
-    from rl_platform.league.scripted import DUEL_ENV
-    from rl_platform.league.tournament import (
+    from rl_platform.evaluation.envs import EnvTarget
+    from rl_platform.league_tools.heatmap import write_heatmap
+    from rl_platform.league_tools.tournament import (
         apply_ratings,
         member_policies,
         play_round_robin,
-        write_heatmap,
+        tournament_ids,
     )
     from rl_platform.utils.atomic import write_json_atomic
 
     league, spec = _open_league(run_dir)
-    main_weights = _latest_weights(run_dir, "main")
-    if spec.env.id == DUEL_ENV:
-        players = member_policies(
-            league.pool, model=spec.model, main_weights=main_weights, ids=members
-        )
-        err.print(f"{len(players)} players, {games} games per pair: {', '.join(players)}")
-        report = play_round_robin(players, games=games, seed=seed, env_kwargs=spec.env.kwargs)
-    else:
-        report = _rollout_tournament(
-            run_dir,
-            spec,
-            league.pool,
-            members,
-            has_main=main_weights is not None,
-            games=games,
-            seed=seed,
-        )
+    ids = tournament_ids(league.pool, members, has_checkpoint=_has_checkpoint(run_dir))
+    target = EnvTarget(spec.env.id, tuple(spec.env.wrappers), dict(spec.env.kwargs))
+    players = member_policies(run_dir, ids, target=target)
+    err.print(f"{len(players)} players, {games} games per pair: {', '.join(players)}")
+    report = play_round_robin(players, target=target, games=games, seed=seed)
     apply_ratings(league.pool, report.results)
     league.save()
     root = run_dir / LEAGUE_DIR
@@ -159,37 +140,8 @@ def tournament(
     show(run_dir)
 
 
-def _rollout_tournament(
-    run_dir: Path,
-    spec: Any,
-    pool: Any,
-    members: list[str] | None,
-    *,
-    has_main: bool,
-    games: int,
-    seed: int,
-) -> Any:
-    """Envs other than the duel: play through the evaluation rollout (rollout_tournament.py)."""
-    from rl_platform.evaluation.envs import EnvTarget
-    from rl_platform.league.members import MemberKind
-    from rl_platform.league.rollout_tournament import (
-        member_rollout_policies,
-        play_rollout_round_robin,
-    )
-
-    ids = members or [
-        m.id
-        for m in pool.members
-        if m.kind is MemberKind.SCRIPTED or m.is_frozen or (m.id == MAIN_MODULE_ID and has_main)
-    ]
-    target = EnvTarget(spec.env.id, tuple(spec.env.wrappers), dict(spec.env.kwargs))
-    players = member_rollout_policies(run_dir, ids, target=target)
-    err.print(f"{len(players)} players, {games} games per pair: {', '.join(players)}")
-    return play_rollout_round_robin(players, target=target, games=games, seed=seed)
-
-
 @league_app.command("add")
-@_user_errors
+@user_errors
 def add(
     run_dir: RunDirArg,
     checkpoint: Annotated[
@@ -200,17 +152,55 @@ def add(
 ) -> None:
     """Add a checkpoint's policy to the league as a frozen `checkpoint` member."""
     from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
-    from rl_platform.storage.checkpoints import load_checkpoint
+    from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 
-    modules = module_weights(load_checkpoint(checkpoint).parts[ALGORITHM_PART])
+    loaded = load_checkpoint(resolve_checkpoint(checkpoint))
+    modules = module_weights(loaded.parts[ALGORITHM_PART])
     if module not in modules:
-        raise UserError(f"{checkpoint} has no module {module!r}; it has {sorted(modules)}")
+        raise UserError(f"{loaded.path} has no module {module!r}; it has {sorted(modules)}")
     weights = modules[module]
-    league, _ = _open_league(run_dir)
-    _check_fits(weights, reference=_latest_weights(run_dir, "main"), what=str(checkpoint))
-    meta = {"source": str(checkpoint.resolve()), "module": module}
+    league, spec = _open_league(run_dir)
+    reference = _reference_weights(run_dir, league)
+    if reference is None:
+        _check_same_setup(loaded.path, spec)
+    _check_fits(weights, reference=reference, what=str(loaded.path))
+    meta = {"source": str(loaded.path.resolve()), "module": module}
     member = league.add_checkpoint(member_id=member_id, weights=weights, metadata=meta)
     err.print(f"added {member.id} ({len(weights)} tensors) to {run_dir / LEAGUE_DIR}")
+
+
+def _reference_weights(run_dir: Path, league: Any) -> dict[str, Any] | None:
+    """Weights in this league's architecture: main's latest checkpoint, else any stored
+    member (snapshots and added checkpoints all load into main's slots); None if neither."""
+    latest = _latest_weights(run_dir, MAIN_MODULE_ID)
+    if latest is not None:
+        return latest
+    stored = next((m.id for m in league.pool.members if m.is_frozen), None)
+    return None if stored is None else league.pool.load_weights(stored)
+
+
+def _check_same_setup(source: Path, spec: Any) -> None:
+    """Without weights to compare shapes with, the source's own run spec must name this
+    league's env and model; a checkpoint with neither cannot be checked and is refused."""
+    from rl_platform.policies.rebuild import load_run_spec, run_dir_of
+
+    try:
+        source_spec = load_run_spec(run_dir_of(source))
+    except UserError:
+        raise UserError(
+            f"{source}: cannot check that it fits this league (the league has no checkpoint or "
+            "stored member yet, and no spec.yaml is beside the checkpoint); add it after the "
+            "league run's first checkpoint"
+        ) from None
+    if source_spec.env.id != spec.env.id:
+        raise UserError(
+            f"{source} was trained on {source_spec.env.id}; this league plays {spec.env.id}"
+        )
+    if source_spec.model != spec.model:
+        raise UserError(
+            f"{source}: its model ({source_spec.model.type}) differs from this league's "
+            f"({spec.model.type}); train it with the same `model:` block"
+        )
 
 
 def _check_fits(weights: dict[str, Any], *, reference: dict[str, Any] | None, what: str) -> None:

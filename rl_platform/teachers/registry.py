@@ -1,0 +1,158 @@
+"""The one registry of scripted policies: `scripted://ENV/NAME` -> an `act(obs, rng)` maker.
+
+Used everywhere a scripted agent is named: policy URIs (`rlp eval`, BC teachers, `rlp
+policies`), league members and their `ScriptedRLModule`, tournaments. Each entry names its
+agent as `module:attribute`, imported on first use so that listing stays light (the duel's
+agents pull in its whole package), and the observation adapter that turns what an env or an
+RLModule hands the agent into what it reads (observations.py).
+
+The agents live with their env (duel: `rl_platform.envs.duel.scripted`) or in this package
+(`cartpole.py`, `connect_four.py`).
+"""
+
+import difflib
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rl_platform.errors import UserError
+from rl_platform.teachers.observations import duel_raw_obs
+
+ActFn = Callable[[Any, np.random.Generator], np.ndarray]
+
+# Short env names used in scripted URIs -> env ids.
+ENV_IDS: dict[str, str] = {
+    "duel": "rlp/Duel-v0",
+    "cartpole": "CartPole-v1",
+    "connect_four": "pettingzoo/connect_four_v3",
+}
+DUEL_ENV = ENV_IDS["duel"]
+
+
+@dataclass(frozen=True)
+class ScriptedEntry:
+    env: str
+    name: str
+    description: str
+    agent: str
+    """`module:attribute` of `act(obs, rng) -> actions[B]` (or, with `params`, of
+    `make(params) -> act`, which checks its own URI parameters)."""
+    reads: Callable[[Any], Any] | None = None
+    """Observation adapter applied before `act`; None: the agent reads the env's observation."""
+    params: bool = False
+    """Whether the agent takes URI parameters (`scripted://cartpole/balance?angular_gain=0.7`)."""
+
+    @property
+    def env_id(self) -> str:
+        return ENV_IDS[self.env]
+
+    @property
+    def uri(self) -> str:
+        return f"scripted://{self.env}/{self.name}"
+
+    def build(self, params: Mapping[str, str]) -> ActFn:
+        """The agent, parameterised by the URI's `params`, reading through its adapter."""
+        if params and not self.params:
+            raise UserError(f"{self.env}/{self.name} takes no parameters, got {sorted(params)}")
+        module_name, _, attribute = self.agent.partition(":")
+        target = getattr(importlib.import_module(module_name), attribute)
+        act = target(dict(params)) if self.params else target
+        reads = self.reads
+        if reads is None:
+            return act
+        return lambda obs, rng: act(reads(obs), rng)
+
+
+_DUEL = "rl_platform.envs.duel.scripted"
+_C4 = "rl_platform.teachers.connect_four"
+SCRIPTED_POLICIES: dict[tuple[str, str], ScriptedEntry] = {
+    (entry.env, entry.name): entry
+    for entry in (
+        ScriptedEntry(
+            "duel",
+            "based",
+            "rule-based fighter: approach, attack, block, grab, recover",
+            f"{_DUEL}:act_based",
+            reads=duel_raw_obs,
+        ),
+        ScriptedEntry(
+            "duel",
+            "random",
+            "uniformly random action every frame",
+            f"{_DUEL}:act_random",
+            reads=duel_raw_obs,
+        ),
+        ScriptedEntry(
+            "duel",
+            "constant",
+            "always IDLE (a punching bag)",
+            f"{_DUEL}:act_constant",
+            reads=duel_raw_obs,
+        ),
+        ScriptedEntry(
+            "cartpole",
+            "balance",
+            "pushes towards the falling pole (angle + damped angular velocity); "
+            "params angular_gain, position_gain",
+            "rl_platform.teachers.cartpole:make_balance",
+            params=True,
+        ),
+        # The connect-four agents read both dict layouts themselves (connect_four.split_obs).
+        ScriptedEntry(
+            "connect_four",
+            "one_ply",
+            "wins now, else blocks, else the most central column",
+            f"{_C4}:act_one_ply",
+        ),
+        ScriptedEntry(
+            "connect_four", "random", "a uniformly random legal column", f"{_C4}:act_random"
+        ),
+    )
+}
+
+
+def scripted_policies() -> list[ScriptedEntry]:
+    return list(SCRIPTED_POLICIES.values())
+
+
+def get_scripted(env: str, name: str) -> ScriptedEntry:
+    """The registry entry for `scripted://env/name`; UserError with close matches otherwise."""
+    if env not in ENV_IDS:
+        close = difflib.get_close_matches(env, ENV_IDS, n=1, cutoff=0.5)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise UserError(
+            f"no scripted policies for env {env!r}.{hint} Envs: {', '.join(sorted(ENV_IDS))}"
+        )
+    entry = SCRIPTED_POLICIES.get((env, name))
+    if entry is None:
+        names = sorted(n for e, n in SCRIPTED_POLICIES if e == env)
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise UserError(
+            f"unknown scripted policy {env}/{name}.{hint} Known for {env}: {', '.join(names)}"
+        )
+    return entry
+
+
+def env_short_name(env_id: str) -> str | None:
+    """`rlp/Duel-v0` -> `duel`; None for envs without scripted policies."""
+    return next((short for short, full in ENV_IDS.items() if full == env_id), None)
+
+
+def scripted_act(*, env_id: str, agent: str) -> ActFn:
+    """The scripted agent `agent` of env `env_id` without parameters (league members, modules)."""
+    short = env_short_name(env_id)
+    if short is None:
+        raise UserError(
+            f"scripted agents exist for {sorted(ENV_IDS.values())}, not for env {env_id!r}"
+        )
+    return get_scripted(short, agent).build({})
+
+
+def check_scripted_names(*, env_id: str, names: list[str]) -> None:
+    """Fail at config time (not inside an env runner) on unknown scripted agent names."""
+    for name in names:
+        scripted_act(env_id=env_id, agent=name)

@@ -1,0 +1,50 @@
+"""Crash reports: the traceback of an unexpected exception, saved for a bug report.
+
+The CLI prints one line and the report's path instead of a raw traceback (docs/reliability.md,
+"Exit codes"). Reports go to `$RLP_CRASH_DIR`, else `$XDG_CACHE_HOME/rl_platform/crashes`, else
+`~/.cache/rl_platform/crashes`; known secrets are masked by value before anything is written.
+"""
+
+import os
+import platform
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from rl_platform.utils.atomic import write_text_atomic
+from rl_platform.utils.secrets import environment_secrets, mask_text
+
+
+def crash_dir() -> Path:
+    explicit = os.environ.get("RLP_CRASH_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache).expanduser() / "rl_platform" / "crashes"
+
+
+def _report_text(exc: BaseException) -> str:
+    header = [
+        f"command: {' '.join(sys.argv)}",
+        f"time: {time.strftime('%Y-%m-%dT%H:%M:%S%z')}",
+        f"python: {sys.version.split()[0]} on {platform.platform()}",
+        "",
+    ]
+    body = "".join(traceback.format_exception(exc))
+    return mask_text("\n".join(header) + body, environment_secrets())
+
+
+def save_crash_report(exc: BaseException) -> Path | None:
+    """Write the report and return its path; `None` when no folder is writable (the caller
+    still prints its one line: a failing disk must not turn into a second traceback)."""
+    name = f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
+    for folder in (crash_dir(), Path(tempfile.gettempdir())):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(folder / name, _report_text(exc))
+            return folder / name
+        except OSError:
+            continue
+    return None
