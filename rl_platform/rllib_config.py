@@ -181,7 +181,7 @@ def build_algorithm_config(
     spec: ExperimentSpec, *, extensions: Sequence[ConfigExtension] = ()
 ) -> AlgorithmConfig:
     """Translate the spec; then each of `extensions` (metrics callbacks, league, BC: the
-    caller's choice, see `rl_platform.run.extensions`) refines the result, in order."""
+    caller's choice, see `rl_platform.run.algorithm_build`) refines the result, in order."""
     config = algorithm_config_class(spec.algo)()
     training = spec.training
     if isinstance(training, PPOTraining):

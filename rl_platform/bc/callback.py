@@ -119,7 +119,7 @@ class BCCallback(RLlibCallback):
         )
         self.push(algorithm, env_steps=int(env_steps or 0))
 
-    # ----- train loop participant (rl_platform.run.train) ------------------------------------
+    # ----- train loop participant (rl_platform.run.loop) -------------------------------------
     def checkpoint_parts(self) -> dict[str, Any]:
         """Nothing to store: the settings are a function of the restored env steps."""
         return {}

@@ -1,6 +1,6 @@
 """MLP actor-critic RLModule that masks illegal actions (`model.type: mlp` on masked envs).
 
-The spec adapter (rl_platform/rllib_config.py) picks this module instead of RLlib's stock PPO
+`rl_platform/module_spec.py` picks this module instead of RLlib's stock PPO
 module when the env observes RLlib's action-masking Dict
 `{"observations": Box, "action_mask": Box(0, 1, (A,))}` (as in
 ray/rllib/examples/rl_modules/classes/action_masking_rlm.py), which RLlib's catalog cannot

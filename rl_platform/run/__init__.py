@@ -1,1 +1,2 @@
-"""Training orchestration: the run loop, checkpoints, metric sinks, signals and progress."""
+"""Training orchestration: the one training loop, health checks, resume, metric sinks, signals
+and progress. Storage (run folders, checkpoints) lives below it in `rl_platform.storage`."""

@@ -1,4 +1,5 @@
-"""`rlp train` and `rl_platform.train`: the training loop around a stock RLlib Algorithm."""
+"""`rlp train` and `rl_platform.train`: a run folder around the shared `TrainingLoop`
+(`rl_platform.run.loop`) and a stock RLlib Algorithm."""
 
 import json
 import os

@@ -1,5 +1,5 @@
 """Hyperparameter search over experiment specs with Ray Tune (`rlp search`, docs/search.md).
 
-Kept import-free: `rl_platform.spec.experiment` imports `rl_platform.search.spec`, and the
-Tune-facing modules (`tuner`, `trainable`) import Ray, which `rlp validate` must not.
+Kept import-free: the Tune-facing modules (`tuner`, `trainable`, and `space` inside its
+functions) import Ray, which `rlp validate` must not.
 """

@@ -6,7 +6,7 @@
   metrics.jsonl        one row per iteration
   trial_metrics.json   the run's summary
   train.log            the run's log
-  checkpoints/         checkpoint_<iteration>/ folders and the `latest` pointer
+  checkpoints/         iter_NNNNNN/ folders and the `latest` pointer
   league/              the league's pool (league runs)
 ```
 """
