@@ -6,6 +6,7 @@ rl_platform's own ids map to "module:attribute" factories; anything else must be
 
 import difflib
 import functools
+import importlib
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,6 +25,9 @@ class PlatformEnv:
     array env runner steps (`env.runner: auto | vector`); None for envs without one."""
     kwargs: tuple[str, ...] | None = None
     """The `env.kwargs` keys the factory reads; None: not declared (anything passes)."""
+    action_names: str | None = None
+    """`module:attribute` of the discrete actions' names in index order (metrics say
+    `actions/jump_frac`, not `actions/3_frac`); None: actions are named by index."""
 
 
 PLATFORM_ENVS: dict[str, PlatformEnv] = {
@@ -32,6 +36,7 @@ PLATFORM_ENVS: dict[str, PlatformEnv] = {
         "multi",
         "our 1v1 platform fighter",
         vector_game="rl_platform.envs.duel.vector_game:DuelVectorGame",
+        action_names="rl_platform.envs.duel.actions:ACTION_NAMES",
         # DuelConfig's fields (rl_platform/envs/duel/config.py) and the adapter's render_mode.
         kwargs=(
             "max_steps",
@@ -98,3 +103,12 @@ def vector_game_of(env_id: str) -> str | None:
     """The `VectorGame` factory of an env id, or None if it has none."""
     entry = PLATFORM_ENVS.get(env_id)
     return entry.vector_game if entry is not None else None
+
+
+def action_names_of(env_id: str) -> tuple[str, ...]:
+    """The names of an env's discrete actions in index order; () when it declares none."""
+    entry = PLATFORM_ENVS.get(env_id)
+    if entry is None or entry.action_names is None:
+        return ()
+    module_name, _, attribute = entry.action_names.partition(":")
+    return tuple(getattr(importlib.import_module(module_name), attribute))

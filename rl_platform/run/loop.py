@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from loguru import logger
 
+from rl_platform.envs.catalog import action_names_of
 from rl_platform.errors import TrainingHealthError
 from rl_platform.run.env_runner_health import check_env_runners
 from rl_platform.run.health import HealthStatus, HealthVerdict, check_health
@@ -101,10 +102,15 @@ class TrainingLoop:
         self.stop_on_collapse, self.checkpoint_at_stop = stop_on_collapse, checkpoint_at_stop
         self.host_stop = host_stop
         self.stopper = StopTracker(spec.stop, spec.checkpoint)
+        self.action_names = action_names_of(spec.env.id)
 
     def run(self) -> LoopOutcome:
         while True:
-            metrics = extract_metrics(self.algo.train(), previous_env_steps=self.env_steps)
+            metrics = extract_metrics(
+                self.algo.train(),
+                previous_env_steps=self.env_steps,
+                action_names=self.action_names,
+            )
             self.iteration, self.env_steps = int(metrics["iteration"]), int(metrics["env_steps"])
             verdict = self._health_verdict(metrics)
             if verdict.status is not HealthStatus.NAN:

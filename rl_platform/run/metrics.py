@@ -4,9 +4,11 @@ The same names go to metrics.jsonl, TensorBoard and W&B.
 """
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from rl_platform.learners import HEALTH_NONFINITE_KEY
+from rl_platform.metric_keys import ACTION_COUNTS, LEARNER_RETURN_MEAN, MODULE_RETURN_MEAN
 from rl_platform.module_ids import TRAINED_MODULE_IDS
 
 # RLlib learner result key -> our name, for the main module.
@@ -68,8 +70,38 @@ def _custom_env_runner_metrics(env_runners: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def extract_metrics(result: dict[str, Any], *, previous_env_steps: int) -> dict[str, float]:
-    """One flat dict of namespaced metrics for one training iteration."""
+def _other_module_returns(env_runners: dict[str, Any]) -> dict[str, float]:
+    """`league/return_mean/<module>` for every module but the trained one."""
+    modules = env_runners.get(MODULE_RETURN_MEAN)
+    if not isinstance(modules, dict):
+        return {}
+    out = {}
+    for module_id, value in modules.items():
+        number = _number(value)
+        if module_id not in TRAINED_MODULE_IDS and number is not None:
+            out[f"league/return_mean/{module_id}"] = number
+    return out
+
+
+def action_fractions(counts: Any, action_names: Sequence[str] = ()) -> dict[str, float]:
+    """`actions/<name>_frac` from the iteration's `action_counts/<index>` (sums to 1); every
+    named action is reported, 0 when it was never taken."""
+    if not isinstance(counts, dict):
+        return {}
+    by_index = {int(index): _number(count) or 0.0 for index, count in counts.items()}
+    total = sum(by_index.values())
+    if total <= 0:
+        return {}
+    indices = sorted(set(by_index) | set(range(len(action_names))))
+    names = {i: action_names[i] if i < len(action_names) else str(i) for i in indices}
+    return {f"actions/{names[i]}_frac": by_index.get(i, 0.0) / total for i in indices}
+
+
+def extract_metrics(
+    result: dict[str, Any], *, previous_env_steps: int, action_names: Sequence[str] = ()
+) -> dict[str, float]:
+    """One flat dict of namespaced metrics for one training iteration. In multi-agent runs
+    `train/episode_return_mean` is the trained module's own return (`LEARNER_RETURN_MEAN`)."""
     env_runners = result.get("env_runners", {}) or {}
     learners = result.get("learners", {}) or {}
     env_steps = int(result.get("num_env_steps_sampled_lifetime", 0) or 0)
@@ -90,8 +122,13 @@ def extract_metrics(result: dict[str, Any], *, previous_env_steps: int) -> dict[
         number = _number(env_runners.get(src))
         if number is not None:
             metrics[name] = number
+    learner_return = _number(env_runners.get(LEARNER_RETURN_MEAN))
+    if learner_return is not None:
+        metrics["train/episode_return_mean"] = learner_return
+    metrics |= _other_module_returns(env_runners)
     metrics |= _learner_metrics(learners)
     metrics |= _custom_env_runner_metrics(env_runners)
+    metrics |= action_fractions(env_runners.get(ACTION_COUNTS), action_names)
     return metrics
 
 

@@ -3,9 +3,10 @@
 Everything is counted from the learner's seat (issue: per-module metrics): a game's
 `episode_return_mean` sample is the learner seat's own return (in mirror games, where one
 module plays every seat, each seat gives one sample), `reward/<component>` sums the learner
-seat's components, `actions/<i>_frac` counts every action the trained modules took in the
-sample call, so the fractions sum to 1. League results use the keys the league callback
-reads (rl_platform/league/routing.py).
+seat's components, `action_counts/<i>` counts every action the trained modules took (the
+driver turns the counts into `actions/<name>_frac`, which sums to 1). The keys are those of
+`rl_platform.metric_keys`, shared with the stock runner's callback. League results use the
+keys the league callback reads (rl_platform/league/routing.py).
 """
 
 from collections.abc import Mapping, Sequence
@@ -16,13 +17,13 @@ import numpy as np
 from rl_platform.envs.vector_game import DRAW
 from rl_platform.league import routing
 from rl_platform.league.results import Outcome
+from rl_platform.metric_keys import ACTION_COUNTS, LEARNER_RETURN_MEAN, MODULE_RETURN_MEAN
 from rl_platform.sampling.seat_plan import NO_MEMBER, SeatPlan
 
 WINDOW = 100
 # RLlib's result keys (ray/rllib/utils/metrics/__init__.py), spelled out to stay Ray-free.
 EPISODE_RETURN_MEAN = "episode_return_mean"
 EPISODE_LEN_MEAN = "episode_len_mean"
-MODULE_RETURN_MEAN = "module_episode_returns_mean"
 NUM_EPISODES = "num_episodes"
 NUM_EPISODES_LIFETIME = "num_episodes_lifetime"
 
@@ -84,7 +85,9 @@ class GameStats:
     def _log_returns(self, game: int, learner_seats: list[int], seats: SeatPlan, logger) -> None:
         logger.log_value(EPISODE_LEN_MEAN, float(self.lengths[game]), window=WINDOW)
         for seat in learner_seats:
-            logger.log_value(EPISODE_RETURN_MEAN, float(self.returns[game, seat]), window=WINDOW)
+            own = float(self.returns[game, seat])
+            logger.log_value(EPISODE_RETURN_MEAN, own, window=WINDOW)
+            logger.log_value(LEARNER_RETURN_MEAN, own, window=WINDOW)
             for index, name in enumerate(self.components):
                 value = float(self.component_sums[index, game, seat])
                 logger.log_value(f"reward/{name}", value, window=WINDOW)
@@ -114,10 +117,10 @@ class GameStats:
         logger.log_value((routing.GAMES_KEY, learner, member, outcome.value), 1, reduce="sum")
 
 
-def log_action_fractions(actions: np.ndarray, num_actions: int, logger: Any) -> None:
-    """`actions/<i>_frac` of the trained modules' actions in one sample call (sums to 1)."""
+def log_action_counts(actions: np.ndarray, num_actions: int, logger: Any) -> None:
+    """`action_counts/<i>`: the trained modules' actions in one sample call, summed."""
     if len(actions) == 0:
         return
     counts = np.bincount(actions, minlength=num_actions)[:num_actions]
     for index, count in enumerate(counts.tolist()):
-        logger.log_value(f"actions/{index}_frac", count / len(actions), window=1)
+        logger.log_value((ACTION_COUNTS, str(index)), int(count), reduce="sum")

@@ -41,7 +41,7 @@ from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.sampling import module_actions
 from rl_platform.sampling.bc_rows import BCRows
 from rl_platform.sampling.episodes import to_episode
-from rl_platform.sampling.game_stats import GameStats, log_action_fractions
+from rl_platform.sampling.game_stats import GameStats, log_action_counts
 from rl_platform.sampling.model_inputs import model_inputs_for
 from rl_platform.sampling.rollout import Carry, RolloutArrays, carry_into, cut_seat
 from rl_platform.sampling.seat_plan import SeatPlan
@@ -323,7 +323,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             self.metrics.log_value((NUM_MODULE_STEPS_SAMPLED, module_id), count, reduce="sum")
         if trained_actions:
             every = np.concatenate([actions for _, actions in trained_actions])
-            log_action_fractions(every, int(self.game.action_space.n), self.metrics)
+            log_action_counts(every, int(self.game.action_space.n), self.metrics)
 
     def _build_episodes(self, arrays: RolloutArrays) -> list[Any]:
         trajectories, pending = [], []

@@ -15,7 +15,7 @@ RESULT = {
         "episode_len_mean": 120.5,
         "num_episodes": 17,
         "reward/damage_dealt": 3.0,
-        "actions/1_frac": 0.25,
+        "action_counts": {"0": 30, "1": 10},
     },
     "learners": {
         "__all_modules__": {"health/nonfinite_update": 0.0},
@@ -37,8 +37,41 @@ def test_extract_names_and_throughput():
     assert m["train/episode_return_mean"] == 120.5 and m["train/num_episodes"] == 17
     assert m["train/entropy"] == 0.6 and m["train/clip_frac"] == 0.1 and m["train/lr"] == 3e-4
     assert m["perf/env_steps_per_s"] == 1000.0 and m["perf/iteration_s"] == 2.0
-    assert m["reward/damage_dealt"] == 3.0 and m["actions/1_frac"] == 0.25
+    assert m["reward/damage_dealt"] == 3.0
+    assert m["actions/0_frac"] == 0.75 and m["actions/1_frac"] == 0.25
     assert not is_nonfinite_update(m)
+
+
+LEAGUE_RESULT = {
+    "training_iteration": 1,
+    "num_env_steps_sampled_lifetime": 4000,
+    "time_this_iter_s": 1.0,
+    "env_runners": {
+        "episode_return_mean": -0.1,  # both seats summed: about 0 in a zero-sum game
+        "learner_episode_return_mean": 2.5,
+        "module_episode_returns_mean": {"main": 2.5, "opponent_0": -2.0, "scripted_based": -3.1},
+        "action_counts": {"3": 5, "7": 15},
+    },
+    "learners": {"main": {"entropy": 1.2}},
+}
+
+
+def test_league_runs_report_the_trained_modules_own_return_and_the_others_apart():
+    m = extract_metrics(LEAGUE_RESULT, previous_env_steps=0)
+    assert m["train/episode_return_mean"] == 2.5
+    assert m["league/return_mean/opponent_0"] == -2.0
+    assert m["league/return_mean/scripted_based"] == -3.1
+    assert "league/return_mean/main" not in m
+
+
+def test_action_fractions_use_the_envs_names_and_sum_to_one():
+    names = ("idle", "left", "right", "jump", "dash", "light", "heavy", "block", "down", "grab")
+    m = extract_metrics(LEAGUE_RESULT, previous_env_steps=0, action_names=names)
+    fractions = {k: v for k, v in m.items() if k.startswith("actions/")}
+    assert set(fractions) == {f"actions/{name}_frac" for name in names}
+    assert fractions["actions/jump_frac"] == 0.25 and fractions["actions/block_frac"] == 0.75
+    assert fractions["actions/idle_frac"] == 0.0
+    assert math.isclose(sum(fractions.values()), 1.0)
 
 
 def test_nonfinite_detection():

@@ -35,6 +35,8 @@ class Action(IntEnum):
 
 
 NUM_ACTIONS = len(Action)
+ACTION_NAMES = tuple(action.name.lower() for action in Action)
+"""Metric names of the actions (`actions/jump_frac`), in index order."""
 # Plain-int copies for hot loops (IntEnum attribute access is slow on Python 3.11).
 ACT_IDLE, ACT_LEFT, ACT_RIGHT, ACT_JUMP, ACT_DASH = (int(a) for a in list(Action)[:5])
 ACT_LIGHT, ACT_HEAVY, ACT_BLOCK, ACT_DOWN, ACT_GRAB = (int(a) for a in list(Action)[5:])
