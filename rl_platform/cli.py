@@ -74,6 +74,10 @@ def train(
         typer.Option(help="Continue the run in this run folder from its latest checkpoint."),
     ] = None,
     out: Annotated[Path, typer.Option(help="Parent folder for run folders.")] = Path("runs"),
+    force: Annotated[
+        bool,
+        typer.Option(help="With --resume: continue from a checkpoint saved while collapsed."),
+    ] = False,
 ) -> None:
     """Train an experiment with an embedded local Ray (or the cluster in RAY_ADDRESS)."""
     from rl_platform.spec import load_spec
@@ -82,7 +86,7 @@ def train(
     loaded = load_spec(spec, overrides=set_ or [], profile=profile)
     from rl_platform.run.train import train as run_train
 
-    result = run_train(loaded, out_dir=out, resume=resume)  # TrainingHealthError: exit 3
+    result = run_train(loaded, out_dir=out, resume=resume, force=force)  # health: exit 3
     err.print(f"run folder: {result.run_dir}", highlight=False)
 
 

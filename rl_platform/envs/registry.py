@@ -63,6 +63,19 @@ def agent_observation_spaces(env: EnvSpec) -> list[gym.Space]:
         instance.close()
 
 
+def trained_action_space(env: EnvSpec) -> gym.Space:
+    """The action space of the trained module's seat (the first agent; in the two-player games
+    every seat has the same space), from one throwaway instance like the observation spaces."""
+    instance = make_env(env.id, list(env.wrappers), dict(env.kwargs))
+    try:
+        per_agent = getattr(instance, "action_spaces", None)
+        if isinstance(per_agent, dict) and per_agent:
+            return next(iter(per_agent.values()))
+        return instance.action_space
+    finally:
+        instance.close()
+
+
 def registered_env_name(env: EnvSpec) -> str:
     """Register a creator for this env spec with Ray and return its name."""
     name = f"rlp::{env.id}::{'+'.join(env.wrappers) or 'raw'}"

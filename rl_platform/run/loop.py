@@ -16,9 +16,16 @@ from typing import Any, Protocol
 from loguru import logger
 
 from rl_platform.envs.catalog import action_names_of
+from rl_platform.envs.registry import trained_action_space
 from rl_platform.errors import TrainingHealthError
 from rl_platform.run.env_runner_health import check_env_runners
-from rl_platform.run.health import HealthStatus, HealthVerdict, check_health
+from rl_platform.run.health import (
+    HEALTH_META_KEY,
+    HealthMonitor,
+    HealthStatus,
+    HealthVerdict,
+    max_entropy,
+)
 from rl_platform.run.metrics import extract_metrics
 from rl_platform.run.stopping import StopTracker
 from rl_platform.spec import ExperimentSpec
@@ -96,13 +103,18 @@ class TrainingLoop:
         stop_on_collapse: bool,
         checkpoint_at_stop: bool,
         host_stop: Callable[[], str | None] = lambda: None,
+        save_collapsed: bool = True,
     ) -> None:
         self.spec, self.algo, self.reporter = spec, algo, reporter
         self.iteration, self.env_steps = start.iteration, start.env_steps
         self.stop_on_collapse, self.checkpoint_at_stop = stop_on_collapse, checkpoint_at_stop
         self.host_stop = host_stop
+        self.save_collapsed = save_collapsed
         self.stopper = StopTracker(spec.stop, spec.checkpoint)
         self.action_names = action_names_of(spec.env.id)
+        self.health = HealthMonitor(
+            spec.health, max_entropy=max_entropy(trained_action_space(spec.env))
+        )
 
     def run(self) -> LoopOutcome:
         while True:
@@ -117,9 +129,9 @@ class TrainingLoop:
                 check_env_runners(self.algo, iteration=self.iteration)
             reason = self._stop_reason(metrics, verdict)
             checkpoint = None
-            if verdict.status is not HealthStatus.NAN and self._checkpoint_due(reason):
+            if self._checkpoint_due(reason, verdict):
                 try:
-                    checkpoint = self._checkpoint()
+                    checkpoint = self._checkpoint(verdict)
                 except TrainingHealthError as exc:  # the weights themselves went non-finite
                     verdict = HealthVerdict(HealthStatus.NAN, str(exc))
                     reason = str(exc)
@@ -132,7 +144,7 @@ class TrainingLoop:
                 return LoopOutcome(self.iteration, self.env_steps, reason, verdict)
 
     def _health_verdict(self, metrics: dict[str, float]) -> HealthVerdict:
-        return check_health(metrics, self.spec.health)
+        return self.health.check(metrics)
 
     def _stop_reason(self, metrics: dict[str, float], verdict: HealthVerdict) -> str:
         if verdict.status is HealthStatus.NAN or (
@@ -141,14 +153,22 @@ class TrainingLoop:
             return verdict.reason
         return self.stopper.stop_reason(metrics) or self.host_stop() or ""
 
-    def _checkpoint_due(self, reason: str) -> bool:
+    def _checkpoint_due(self, reason: str, verdict: HealthVerdict) -> bool:
+        if verdict.status is HealthStatus.NAN:
+            return False
+        collapse_stop = verdict.status is HealthStatus.COLLAPSED and self.stop_on_collapse
+        if collapse_stop and not self.save_collapsed:
+            return False  # stopping on collapse: the last healthy checkpoint stays `latest`
         if reason:
             return self.checkpoint_at_stop
         return self.stopper.checkpoint_due(self.iteration)
 
-    def _checkpoint(self) -> Checkpoint:
+    def _checkpoint(self, verdict: HealthVerdict) -> Checkpoint:
         parts = snapshot_algorithm(self.algo)
         for participant in checkpoint_participants(self.algo):
             parts |= participant.checkpoint_parts()
         meta = {"env_steps": self.env_steps, "saved_at": time.time(), "spec_name": self.spec.name}
+        if verdict.status is HealthStatus.COLLAPSED:
+            # `--resume` refuses it without --force (rl_platform/run/resume.py).
+            meta[HEALTH_META_KEY] = {"status": verdict.status.value, "reason": verdict.reason}
         return Checkpoint(iteration=self.iteration, parts=parts, meta=meta)

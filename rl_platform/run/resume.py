@@ -16,6 +16,7 @@ from typing import Any
 from loguru import logger
 
 from rl_platform.errors import IntegrityError, UserError
+from rl_platform.run.health import HEALTH_META_KEY
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.checkpoints import (
     META_FILE,
@@ -46,8 +47,22 @@ def resume_target(path: str | Path) -> ResumeTarget:
     return ResumeTarget(run_dir=existing_run_dir(path), checkpoint=None)
 
 
-def checkpoint_to_resume(target: ResumeTarget) -> LoadedCheckpoint:
-    """The verified checkpoint to resume from; `UserError`/`IntegrityError` when there is none."""
+def checkpoint_to_resume(target: ResumeTarget, *, force: bool = False) -> LoadedCheckpoint:
+    """The verified checkpoint to resume from; `UserError`/`IntegrityError` when there is none
+    or (without `force`) when it holds a policy saved while its entropy had collapsed."""
+    loaded = _verified_checkpoint(target)
+    flagged = loaded.meta.get(HEALTH_META_KEY)
+    if flagged and not force:
+        reason = flagged.get("reason", "collapsed") if isinstance(flagged, dict) else flagged
+        raise UserError(
+            f"--resume: {loaded.path} was saved while the policy had collapsed ({reason}); "
+            "resume from an earlier checkpoint (`--resume RUN/checkpoints/iter_N`), or pass "
+            "--force to continue from it anyway"
+        )
+    return loaded
+
+
+def _verified_checkpoint(target: ResumeTarget) -> LoadedCheckpoint:
     if target.checkpoint is not None:
         return load_checkpoint(target.checkpoint)
     store = CheckpointStore(target.run_dir / CHECKPOINTS_DIR)

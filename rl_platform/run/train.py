@@ -61,15 +61,17 @@ def train(
     out_dir: str | Path = "runs",
     resume: str | Path | None = None,
     extensions: Sequence[ConfigExtension] = (),
+    force: bool = False,
 ) -> RunResult:
     """Train `spec` until a stop condition; checkpoints, metrics and logs go to the run folder.
     `resume` is a run folder or one of its checkpoint folders. `extensions` run after the
-    run's own (`rl_platform.run.algorithm_build`), e.g. a test's."""
+    run's own (`rl_platform.run.algorithm_build`), e.g. a test's. `force` resumes from a
+    checkpoint flagged as collapsed."""
     target = resume_target(resume) if resume else None
     run_dir = target.run_dir if target else new_run_dir(out_dir, spec.name)
     with RunLock(run_dir):
         # Verified before anything is written: a bad resume leaves the run as it was.
-        checkpoint = checkpoint_to_resume(target) if target else None
+        checkpoint = checkpoint_to_resume(target, force=force) if target else None
         log_handle = add_file_log(run_dir)
         try:
             if checkpoint is None:
@@ -116,9 +118,10 @@ def _train_in(
                 algo,
                 reporter=reporter,
                 start=start,
-                stop_on_collapse=False,  # `rlp train` warns (health/entropy_collapse) and goes on
+                stop_on_collapse=spec.health.on_collapse == "stop",
                 checkpoint_at_stop=spec.checkpoint.at_end,
                 host_stop=stop_request.reason,
+                save_collapsed=False,  # a collapse stop keeps the last healthy `latest`
             ).run()
         finally:
             reporter.close()
@@ -173,6 +176,12 @@ class RunFolderReporter:
         summary = self.trial.summary(env_steps=outcome.env_steps, iterations=outcome.iteration)
         write_json_atomic(self.run_dir / TRIAL_METRICS_FILE, summary)
         logger.info("stopped: {}", outcome.stop_reason)
+        if outcome.verdict.status is HealthStatus.COLLAPSED:
+            kept = self.store.latest()
+            logger.warning(
+                "health.on_collapse=stop: the collapsed policy was not saved; latest stays {}",
+                kept.name if kept is not None else "none (no healthy checkpoint yet)",
+            )
         logger.info("trial_metrics: {}", TrialMetrics.format_line(summary))
         return RunResult(
             run_dir=self.run_dir,

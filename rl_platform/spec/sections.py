@@ -120,9 +120,22 @@ class LoggingSpec(SpecModel):
 
 
 class HealthSpec(SpecModel):
-    """Training health checks."""
+    """Training health checks; on by default (defaults from the reference self-play trainer)."""
 
     min_entropy: Annotated[float, Field(ge=0.0)] | None = None
-    """Warn and log `health/entropy_collapse` when policy entropy falls below this."""
+    """Entropy floor in nats; None: `min_entropy_fraction` of the action space's maximum."""
+    min_entropy_fraction: Annotated[float, Field(ge=0.0, le=1.0)] = 0.02
+    """Default floor: this share of the maximum entropy (log n for n discrete actions; no
+    default for continuous actions). Below it: `health/entropy_collapse` and `on_collapse`."""
+    on_collapse: Literal["warn", "stop"] = "warn"
+    """`stop` ends the run at a collapse without saving the collapsed policy: the last healthy
+    checkpoint stays `latest`. Search trials always stop (a collapsed trial wastes budget)."""
+    max_approx_kl: Annotated[float, Field(gt=0.0)] | None = 0.06
+    """Warn and log `health/approx_kl_high` when an update's approx KL exceeds this."""
+    max_clip_frac: Annotated[float, Field(gt=0.0, le=1.0)] | None = 0.30
+    """Warn and log `health/clip_frac_high` when PPO clips more than this share of samples."""
+    zero_reward_iterations: PositiveInt | None = 20
+    """Warn and log `health/reward_zero/<component>` when a reward component stays exactly 0
+    for this many iterations in a row (a dead term: a weight of 0, a broken env signal)."""
     stop_on_nan: bool = True
     """Stop when a loss or weight is NaN/Inf; the last good checkpoint stays `latest`."""

@@ -1,0 +1,59 @@
+"""Health checks on by default (pure): an entropy floor scaled to the action space, warnings
+for oversized updates, dead reward terms."""
+
+import math
+
+import gymnasium as gym
+import pytest
+
+from rl_platform.run.health import HealthMonitor, HealthStatus, max_entropy
+from rl_platform.spec.sections import HealthSpec
+
+
+def test_the_default_floor_is_a_share_of_the_maximum_entropy():
+    assert max_entropy(gym.spaces.Discrete(10)) == pytest.approx(math.log(10))
+    assert max_entropy(gym.spaces.MultiDiscrete([2, 3])) == pytest.approx(math.log(6))
+    assert max_entropy(gym.spaces.Box(-1, 1, (2,))) is None  # continuous: no maximum
+    monitor = HealthMonitor(HealthSpec(), max_entropy=math.log(10))
+    assert monitor.entropy_floor == pytest.approx(0.02 * math.log(10))
+    assert monitor.check({"train/entropy": 0.5}).status is HealthStatus.OK
+    metrics = {"train/entropy": 0.01}
+    verdict = monitor.check(metrics)
+    assert verdict.status is HealthStatus.COLLAPSED and "min_entropy_fraction" in verdict.reason
+    assert metrics["health/entropy_collapse"] == 1.0
+
+
+def test_an_explicit_floor_wins_and_a_zero_fraction_turns_the_default_off():
+    explicit = HealthMonitor(HealthSpec(min_entropy=0.3), max_entropy=math.log(10))
+    assert explicit.check({"train/entropy": 0.2}).status is HealthStatus.COLLAPSED
+    off = HealthMonitor(HealthSpec(min_entropy_fraction=0.0), max_entropy=math.log(10))
+    assert off.check({"train/entropy": 0.0}).status is HealthStatus.OK
+    continuous = HealthMonitor(HealthSpec(), max_entropy=None)
+    assert continuous.check({"train/entropy": -5.0}).status is HealthStatus.OK
+
+
+def test_oversized_updates_are_flagged_with_the_reference_defaults():
+    monitor = HealthMonitor(HealthSpec(), max_entropy=None)
+    calm = {"train/approx_kl": 0.02, "train/clip_frac": 0.1}
+    monitor.check(calm)
+    assert "health/approx_kl_high" not in calm and "health/clip_frac_high" not in calm
+    wild = {"train/approx_kl": 0.07, "train/clip_frac": 0.31}
+    assert monitor.check(wild).status is HealthStatus.OK  # a warning, not a stop
+    assert wild["health/approx_kl_high"] == 1.0 and wild["health/clip_frac_high"] == 1.0
+
+
+def test_a_reward_term_stuck_at_zero_is_flagged_after_k_iterations():
+    monitor = HealthMonitor(HealthSpec(zero_reward_iterations=3), max_entropy=None)
+    flags = []
+    for value in (0.0, 0.0, 0.0, 0.0, 0.5, 0.0):
+        metrics = {"reward/knockout": value, "reward/damage_dealt": 0.2}
+        monitor.check(metrics)
+        flags.append(metrics.get("health/reward_zero/knockout", 0.0))
+        assert "health/reward_zero/damage_dealt" not in metrics
+    assert flags == [0.0, 0.0, 1.0, 1.0, 0.0, 0.0]  # the streak restarts after a non-zero
+
+
+def test_nan_comes_first():
+    monitor = HealthMonitor(HealthSpec(), max_entropy=math.log(2))
+    metrics = {"train/entropy": 0.0, "loss/total": float("nan")}
+    assert monitor.check(metrics).status is HealthStatus.NAN
