@@ -72,7 +72,8 @@ class League:
         self.spec = spec
         self.pool, saved = LeaguePool.open(storage, max_snapshots=spec.max_snapshots, prune=True)
         self.matchmaker = Matchmaker(
-            mix=spec.opponent_mix,
+            mix=spec.mix_at(0),
+            mix_keys=spec.mix_keys,
             mode=spec.matchmaking,
             weighting=spec.pfsp_weighting,
             p=spec.pfsp_p,
@@ -83,7 +84,9 @@ class League:
         self._plan: SlotPlan | None = None
         self._counters: dict[str, int] = {}
         self._last_snapshot: dict[str, int] = {}
+        self._last_snapshot_env_steps: dict[str, int] = {}
         self.iteration = 0
+        self.env_steps = 0
         if saved:
             self._restore(LeagueState.from_dict(saved))
             logger.info("league: resumed {} members from {}", len(self.pool), self.pool.storage.uri)
@@ -105,7 +108,7 @@ class League:
         return added
 
     def _check_mix_keys(self) -> None:
-        unknown = [k for k in self.spec.opponent_mix if k != SELF_PLAY and k not in self.pool]
+        unknown = [k for k in self.spec.mix_keys if k != SELF_PLAY and k not in self.pool]
         if unknown:
             raise UserError(
                 f"opponent_mix names {unknown}, which are neither 'self_play', scripted agents "
@@ -179,7 +182,7 @@ class League:
     def plan_slots(self) -> SlotPlan:
         """Decide slot contents and episode opponents for the next iteration (uses the RNG)."""
         targets = {lid: self.opponent_distribution(lid) for lid in self.learner_ids}
-        pinned = [k for k in self.spec.opponent_mix if k in self.pool]
+        pinned = [k for k, w in self.matchmaker.mix.items() if k in self.pool and w > 0]
         plan = plan_slots(
             num_slots=self.spec.slots,
             current=self._slots,
@@ -215,11 +218,12 @@ class League:
             created_at_step=env_steps,
             mu=learner.mu,
             sigma=learner.sigma,
-            protected=list(self.spec.opponent_mix),
+            protected=self.spec.mix_keys,
         )
         # Only after the weights are stored: bookkeeping, then the manifest that registers it.
         self._counters[learner_id] = number
         self._last_snapshot[learner_id] = self.iteration
+        self._last_snapshot_env_steps[learner_id] = env_steps
         self.results.reset_learner_window(learner_id)
         for member_id in evicted:
             self.results.forget(member_id)
@@ -268,7 +272,7 @@ class League:
 
         `get_weights(learner_id)` is called only for learners being snapshotted.
         """
-        self.iteration = iteration
+        self.iteration, self.env_steps = iteration, env_steps
         snapshots: list[Member] = []
         evicted: list[str] = []
         for learner_id in self.learner_ids:
@@ -281,11 +285,14 @@ class League:
                 games_in_window=games,
                 window_size=self.spec.win_rate_window,
                 snapshot_win_rate=self.spec.snapshot_win_rate,
+                env_steps_since=env_steps - self._last_snapshot_env_steps.get(learner_id, 0),
+                snapshot_every_env_steps=self.spec.snapshot_every_env_steps,
             )
             if due:
                 member, gone = self._snapshot(learner_id, get_weights(learner_id), env_steps)
                 snapshots.append(member)
                 evicted += gone
+        self.matchmaker.set_mix(self.spec.mix_at(env_steps))
         plan = self.plan_slots()
         self.save()
         return IterationReport(snapshots=snapshots, evicted=evicted, plan=plan)
@@ -299,7 +306,9 @@ class League:
             results=self.results.to_dict(),
             snapshot_counters=dict(self._counters),
             last_snapshot_iteration=dict(self._last_snapshot),
+            last_snapshot_env_steps=dict(self._last_snapshot_env_steps),
             iteration=self.iteration,
+            env_steps=self.env_steps,
         )
 
     def _restore(self, state: LeagueState) -> None:
@@ -311,7 +320,10 @@ class League:
         self.results = ResultBook.from_dict(state.results, window=self.spec.win_rate_window)
         self._counters = dict(state.snapshot_counters)
         self._last_snapshot = dict(state.last_snapshot_iteration)
-        self.iteration = state.iteration
+        self._last_snapshot_env_steps = dict(state.last_snapshot_env_steps)
+        self.iteration, self.env_steps = state.iteration, state.env_steps
+        # The schedule is a function of env steps: the resumed mix is the one left with.
+        self.matchmaker.set_mix(self.spec.mix_at(state.env_steps))
 
     def save(self) -> None:
         """Atomically write `league.json` (members + state)."""

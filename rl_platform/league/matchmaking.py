@@ -16,7 +16,7 @@ nothing to play yet plays the live main (a mirror match for main itself).
 """
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from enum import StrEnum
 
 import numpy as np
@@ -97,13 +97,21 @@ class Matchmaker:
         weighting: PfspWeighting | str = PfspWeighting.HARD,
         p: float = 2.0,
         seed: int | None = 0,
+        mix_keys: Collection[str] = (),
     ) -> None:
         self.mix = normalize_mix(mix)
-        self.mix_keys = frozenset(mix)  # zero-weight keys are still kept out of self_play
+        # Classes named by the mix (or by any phase of its schedule), even at weight 0, are
+        # kept out of self_play: a scripted `based` is never drawn as a "past self".
+        self.mix_keys = frozenset(mix) | frozenset(mix_keys)
         self.mode = MatchmakingMode(mode)
         self.weighting = PfspWeighting(weighting)
         self.p = p
         self.rng = np.random.default_rng(seed)
+
+    def set_mix(self, mix: Mapping[str, float]) -> None:
+        """The mix of a schedule's current phase (keys must be among `mix_keys`)."""
+        self.mix = normalize_mix(mix)
+        self.mix_keys |= frozenset(mix)
 
     # ----- distributions ---------------------------------------------------------------------
     def distribution(

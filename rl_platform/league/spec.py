@@ -6,6 +6,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rl_platform.errors import UnsafePathError
 from rl_platform.league.matchmaking import SELF_PLAY
+from rl_platform.league.mix_schedule import (
+    MixInterpolation,
+    MixPhase,
+    check_schedule,
+    mix_at,
+    mix_keys,
+    phases_of,
+)
 from rl_platform.utils.names import check_name
 
 
@@ -27,13 +35,18 @@ class LeagueSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    opponent_mix: dict[str, float] = Field(
+    opponent_mix: dict[str, float] | list[MixPhase] = Field(
         default_factory=lambda: {SELF_PLAY: 1.0},
         description=(
             "Share of main's games per opponent class. 'self_play' means frozen copies chosen by "
             "`matchmaking`; any other key is a scripted agent name or a league member id. "
-            "Weights are >= 0 and are normalized to sum 1."
+            "Weights are >= 0 and are normalized to sum 1. A list of phases "
+            "({from_env_steps, mix}) is a schedule by env step (league/mix_schedule.py)."
         ),
+    )
+    mix_interpolation: MixInterpolation = Field(
+        default="step",
+        description="Schedules: hold each phase (step) or blend neighbouring phases (linear).",
     )
     matchmaking: Literal["uniform", "latest", "pfsp"] = Field(
         default="pfsp",
@@ -46,6 +59,9 @@ class LeagueSpec(BaseModel):
     pfsp_p: float = Field(default=2.0, gt=0, description="Exponent p of the hard PFSP weighting.")
     snapshot_every: int | None = Field(
         default=None, ge=1, description="Freeze a copy of each learner every N iterations."
+    )
+    snapshot_every_env_steps: int | None = Field(
+        default=None, ge=1, description="Freeze a copy of each learner every N env steps."
     )
     snapshot_win_rate: float | None = Field(
         default=None,
@@ -71,17 +87,27 @@ class LeagueSpec(BaseModel):
 
     @field_validator("opponent_mix")
     @classmethod
-    def _check_mix(cls, mix: dict[str, float]) -> dict[str, float]:
-        if not mix:
-            raise ValueError("opponent_mix is empty: give at least one class, e.g. {self_play: 1}")
-        negative = {k: w for k, w in mix.items() if w < 0}
-        if negative:
-            raise ValueError(f"opponent_mix weights must be >= 0; negative: {negative}")
-        if sum(mix.values()) <= 0:
-            raise ValueError(f"opponent_mix weights must sum to > 0, got {mix}")
-        for key in mix:
-            _checked(key, "opponent_mix key")
-        return mix
+    def _check_mix_or_schedule(
+        cls, value: dict[str, float] | list[MixPhase]
+    ) -> dict[str, float] | list[MixPhase]:
+        if isinstance(value, dict):
+            return _check_mix(value)
+        check_schedule(value)
+        for index, phase in enumerate(value):
+            try:
+                _check_mix(phase.mix)
+            except ValueError as err:
+                raise ValueError(f"phase {index}: {err}") from None
+        return value
+
+    @property
+    def mix_keys(self) -> list[str]:
+        """Every opponent class the mix or any phase of its schedule names."""
+        return mix_keys(self.opponent_mix)
+
+    def mix_at(self, env_steps: int) -> dict[str, float]:
+        """The normalized mix in effect at `env_steps`."""
+        return mix_at(self.opponent_mix, env_steps, self.mix_interpolation)
 
     @field_validator("scripted")
     @classmethod
@@ -96,15 +122,27 @@ class LeagueSpec(BaseModel):
     @model_validator(mode="after")
     def _check_slots(self) -> "LeagueSpec":
         # One slot for main's self-play draws plus one per league exploiter, at least.
-        needed = (
-            1 if self.opponent_mix.get(SELF_PLAY, 0) > 0 else 0
-        ) + self.roles.league_exploiters
+        self_play = any(p.mix.get(SELF_PLAY, 0) > 0 for p in phases_of(self.opponent_mix))
+        needed = (1 if self_play else 0) + self.roles.league_exploiters
         if self.slots < needed:
             raise ValueError(
                 f"slots={self.slots} is too few: need >= {needed} (1 for self_play plus 1 per "
                 "league exploiter)"
             )
         return self
+
+
+def _check_mix(mix: dict[str, float]) -> dict[str, float]:
+    if not mix:
+        raise ValueError("opponent_mix is empty: give at least one class, e.g. {self_play: 1}")
+    negative = {k: w for k, w in mix.items() if w < 0}
+    if negative:
+        raise ValueError(f"opponent_mix weights must be >= 0; negative: {negative}")
+    if sum(mix.values()) <= 0:
+        raise ValueError(f"opponent_mix weights must sum to > 0, got {mix}")
+    for key in mix:
+        _checked(key, "opponent_mix key")
+    return mix
 
 
 def _checked(name: str, what: str) -> str:

@@ -43,7 +43,9 @@ class LeagueState:
     results: dict[str, Any] = field(default_factory=dict)  # ResultBook.to_dict()
     snapshot_counters: dict[str, int] = field(default_factory=dict)  # learner -> last _vN
     last_snapshot_iteration: dict[str, int] = field(default_factory=dict)
+    last_snapshot_env_steps: dict[str, int] = field(default_factory=dict)
     iteration: int = 0
+    env_steps: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -54,7 +56,9 @@ class LeagueState:
             "results": self.results,
             "snapshot_counters": dict(self.snapshot_counters),
             "last_snapshot_iteration": dict(self.last_snapshot_iteration),
+            "last_snapshot_env_steps": dict(self.last_snapshot_env_steps),
             "iteration": self.iteration,
+            "env_steps": self.env_steps,
         }
 
     @classmethod
@@ -71,5 +75,7 @@ class LeagueState:
             results=data.get("results", {}),
             snapshot_counters=dict(data.get("snapshot_counters", {})),
             last_snapshot_iteration=dict(data.get("last_snapshot_iteration", {})),
+            last_snapshot_env_steps=dict(data.get("last_snapshot_env_steps", {})),
             iteration=int(data.get("iteration", 0)),
+            env_steps=int(data.get("env_steps", 0)),
         )

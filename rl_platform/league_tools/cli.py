@@ -93,6 +93,27 @@ def show(run_dir: RunDirArg) -> None:
             rate += f" ({row.games_vs_main})"
         table.add_row(str(row.rank), row.id, row.kind, f"{row.rating:.2f}", str(row.games), rate)
     console.print(table)
+    if (run_dir / SPEC_FILE).is_file():  # a league folder copied without its run: no mix
+        _print_mix(_run_spec(run_dir).league, env_steps=int(state.get("env_steps", 0)))
+
+
+def _print_mix(spec: Any, *, env_steps: int) -> None:
+    """The opponent mix in effect now and, for a schedule, its phases (`>` marks the current)."""
+    from rl_platform.league.mix_schedule import phases_of
+
+    def shares(mix: dict[str, float]) -> str:
+        total = sum(mix.values())
+        return ", ".join(f"{k} {w / total:.0%}" for k, w in mix.items() if w > 0)
+
+    console.print(f"opponent mix at {env_steps:,} env steps: {shares(spec.mix_at(env_steps))}")
+    phases = phases_of(spec.opponent_mix)
+    if len(phases) < 2:
+        return
+    current = max(i for i, p in enumerate(phases) if p.from_env_steps <= env_steps)
+    console.print(f"schedule ({spec.mix_interpolation}):")
+    for index, phase in enumerate(phases):
+        mark = ">" if index == current else " "
+        console.print(f" {mark} from {phase.from_env_steps:>12,} env steps: {shares(phase.mix)}")
 
 
 @league_app.command("tournament")

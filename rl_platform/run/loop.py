@@ -110,7 +110,7 @@ class TrainingLoop:
         self.stop_on_collapse, self.checkpoint_at_stop = stop_on_collapse, checkpoint_at_stop
         self.host_stop = host_stop
         self.save_collapsed = save_collapsed
-        self.stopper = StopTracker(spec.stop, spec.checkpoint)
+        self.stopper = StopTracker(spec.stop, spec.checkpoint, env_steps=start.env_steps)
         self.action_names = action_names_of(spec.env.id)
         self.health = HealthMonitor(
             spec.health, max_entropy=max_entropy(trained_action_space(spec.env))
@@ -139,7 +139,7 @@ class TrainingLoop:
                 metrics, verdict=verdict, stop_reason=reason, checkpoint=checkpoint
             )
             if checkpoint is not None:
-                self.stopper.mark_checkpoint(self.iteration)
+                self.stopper.mark_checkpoint(self.iteration, self.env_steps)
             if reason:
                 return LoopOutcome(self.iteration, self.env_steps, reason, verdict)
 
@@ -161,7 +161,7 @@ class TrainingLoop:
             return False  # stopping on collapse: the last healthy checkpoint stays `latest`
         if reason:
             return self.checkpoint_at_stop
-        return self.stopper.checkpoint_due(self.iteration)
+        return self.stopper.checkpoint_due(self.iteration, self.env_steps)
 
     def _checkpoint(self, verdict: HealthVerdict) -> Checkpoint:
         parts = snapshot_algorithm(self.algo)

@@ -6,10 +6,12 @@ from rl_platform.spec.sections import CheckpointSpec, StopSpec
 
 
 class StopTracker:
-    def __init__(self, stop: StopSpec, checkpoint: CheckpointSpec) -> None:
+    def __init__(self, stop: StopSpec, checkpoint: CheckpointSpec, *, env_steps: int = 0) -> None:
+        """`env_steps`: where the run starts (a resume's checkpoint)."""
         self.stop, self.checkpoint = stop, checkpoint
         self.started = time.monotonic()
         self.last_checkpoint_time = self.started
+        self.last_checkpoint_env_steps = env_steps
 
     def stop_reason(self, metrics: dict[str, float]) -> str | None:
         stop = self.stop
@@ -24,13 +26,17 @@ class StopTracker:
             return f"minutes >= {stop.minutes}"
         return None
 
-    def checkpoint_due(self, iteration: int) -> bool:
+    def checkpoint_due(self, iteration: int, env_steps: int = 0) -> bool:
         every_iter, every_min = self.checkpoint.every_iterations, self.checkpoint.every_minutes
+        every_steps = self.checkpoint.every_env_steps
         if every_iter is not None and iteration % every_iter == 0:
+            return True
+        if every_steps is not None and env_steps - self.last_checkpoint_env_steps >= every_steps:
             return True
         return (
             every_min is not None and time.monotonic() - self.last_checkpoint_time >= every_min * 60
         )
 
-    def mark_checkpoint(self, iteration: int) -> None:
+    def mark_checkpoint(self, iteration: int, env_steps: int = 0) -> None:
         self.last_checkpoint_time = time.monotonic()
+        self.last_checkpoint_env_steps = env_steps

@@ -36,7 +36,11 @@ def _submodels(annotation: Any) -> list[type[BaseModel]]:
 
 
 def _is_mapping(annotation: Any) -> bool:
-    return annotation is dict or typing.get_origin(annotation) is dict
+    """A dict, or a union holding one (`league.opponent_mix`: a mix or a schedule)."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return any(_is_mapping(arg) for arg in typing.get_args(annotation))
+    return annotation is dict or origin is dict
 
 
 def _walk(models: Sequence[type[BaseModel]], prefix: str, out: dict[str, tuple[str, str]]) -> None:

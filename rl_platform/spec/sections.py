@@ -100,6 +100,8 @@ class CheckpointSpec(SpecModel):
     """Save every N iterations (None: only by time and at the end)."""
     every_minutes: Annotated[float, Field(gt=0.0)] | None = None
     """Save every M minutes of wall time."""
+    every_env_steps: PositiveInt | None = None
+    """Save once N env steps have passed since the last checkpoint (or the run's start)."""
     keep_last: PositiveInt = 3
     """Keep the newest K checkpoints; older ones are deleted after a new one is complete."""
     at_end: bool = True

@@ -9,7 +9,9 @@ import pytest
 
 from rl_platform import train
 from rl_platform.envs.duel.actions import ACTION_NAMES
+from rl_platform.league.mix_schedule import MixPhase
 from rl_platform.spec import load_spec
+from rl_platform.spec.sections import StopSpec
 from tests.conftest import EXPERIMENTS
 from tests.integration.test_league_callback import TINY
 
@@ -40,3 +42,26 @@ def test_a_league_run_reports_each_modules_own_metrics(runner, ray_local, tmp_pa
     assert {"reward/damage_dealt", "reward/damage_taken", "reward/time_penalty"} <= components
     # Main's own seat: -1 per frame it played (both seats summed would be -2 per frame).
     assert last["reward/time_penalty"] == pytest.approx(-last["train/episode_len_mean"], rel=0.05)
+
+
+def test_an_opponent_mix_schedule_switches_by_env_steps_and_resumes_in_its_phase(
+    ray_local, tmp_path
+):
+    spec = load_spec(EXPERIMENTS / "duel_selfplay.yaml", overrides=[*TINY, "stop.iterations=2"])
+    schedule = [
+        MixPhase(from_env_steps=0, mix={"based": 1.0}),
+        MixPhase(from_env_steps=600, mix={"constant": 1.0}),  # after iteration 2 (300 each)
+    ]
+    league = spec.league.model_copy(update={"opponent_mix": schedule})
+    spec = spec.model_copy(update={"league": league})
+    first = train(spec, out_dir=tmp_path)
+    resumed = train(spec.model_copy(update={"stop": StopSpec(iterations=3)}), resume=first.run_dir)
+    rows = [json.loads(line) for line in (first.run_dir / "metrics.jsonl").read_text().splitlines()]
+    # `league/mix/...` is the mix planned for the next iteration.
+    assert [(r["league/mix/based"], r["league/mix/constant"]) for r in rows] == [
+        (1.0, 0.0),
+        (0.0, 1.0),
+        (0.0, 1.0),
+    ]
+    assert resumed.iterations == 3
+    assert rows[-1]["league/games/constant"] > 0 and "league/games/based" not in rows[-1]
