@@ -116,7 +116,7 @@ def test_eval_table_output_and_errors(cartpole_run: Path) -> None:
         (("random", "--env", "CartPol-v1"), "Did you mean CartPole-v1"),
         (("random", "--env", "CartPole-v1", "--opponent", "random"), "two-player"),
         (("random", "--episodes", "1"), "--env is required"),
-        (("random", "--env", "CartPole-v1", "--episodes", "0"), "--episodes must be >= 1"),
+        (("random", "--env", "CartPole-v1", "--episodes", "0"), "Invalid value for '--episodes'"),
     ]
     for args, message in cases:
         result = rlp("eval", *args, code=2)

@@ -39,9 +39,12 @@ def test_stop_gives_the_job_the_configured_grace_period(ray_head: Head, tmp_path
             entrypoint=shlex.join([sys.executable, "-c", TRAP_SIGTERM, str(marker)]),
             runtime_env={"env_vars": job_env_vars({"RLP_STOP_GRACE_S": "8"})},
         )
-        deadline = time.monotonic() + 90
+        # A loaded 2-core machine can take over a minute to start a job's worker; stopping
+        # before the trap is installed would test nothing.
+        deadline = time.monotonic() + 240
         while "ready" not in client.get_job_logs(job_id) and time.monotonic() < deadline:
             time.sleep(0.5)
+        assert "ready" in client.get_job_logs(job_id), "the job never started its trap"
         result = CliRunner().invoke(jobs_app, ["stop", job_id, "--address", ray_head.url])
     assert result.exit_code == 0, result.output
     assert "has 8 s to write a final checkpoint" in result.output
