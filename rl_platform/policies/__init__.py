@@ -4,7 +4,7 @@ Importing this package does not import Ray; rebuilding a learned module does (la
 """
 
 from rl_platform.policies.base import FunctionPolicy, Policy, RandomPolicy
-from rl_platform.policies.loading import EnvContext, load_policy
+from rl_platform.policies.loading import EnvContext, learned_policy, load_policy
 from rl_platform.policies.uri import PolicyKind, PolicyURI, parse_policy_uri
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "PolicyKind",
     "PolicyURI",
     "RandomPolicy",
+    "learned_policy",
     "load_policy",
     "parse_policy_uri",
 ]

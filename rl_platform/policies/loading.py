@@ -10,6 +10,7 @@
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -19,7 +20,7 @@ from rl_platform.errors import UserError
 from rl_platform.module_ids import TRAINED_MODULE_IDS
 from rl_platform.policies.base import FunctionPolicy, Policy, RandomPolicy
 from rl_platform.policies.uri import PolicyKind, PolicyURI, parse_policy_uri
-from rl_platform.storage.layout import CHECKPOINTS_DIR, LATEST_FILE, LEAGUE_DIR
+from rl_platform.storage.layout import BEST_NAME, CHECKPOINTS_DIR, LATEST_FILE, LEAGUE_DIR
 
 SCRIPTED_MODULE_PREFIX = "scripted_"
 
@@ -76,10 +77,22 @@ def _existing(path: str | None, *, label: str) -> Path:
 
 def _from_checkpoint(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:
     from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
-    from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
+    from rl_platform.storage.checkpoints import (
+        CheckpointStore,
+        load_checkpoint,
+        resolve_checkpoint,
+    )
 
     folder = _existing(uri.path, label=uri.text)
-    if uri.checkpoint is not None and uri.checkpoint != LATEST_FILE:
+    if uri.checkpoint == BEST_NAME:
+        best = CheckpointStore(folder / CHECKPOINTS_DIR).best()
+        if best is None:
+            raise UserError(
+                f"{uri.text}: {folder} has no best checkpoint (it is kept by runs with an "
+                "`evaluation:` block)"
+            )
+        folder = best
+    elif uri.checkpoint is not None and uri.checkpoint != LATEST_FILE:
         named = folder / CHECKPOINTS_DIR / uri.checkpoint
         if not named.is_dir():
             raise UserError(f"{uri.text}: no checkpoint {named}")
@@ -122,17 +135,22 @@ def _from_league(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:
 def _learned(
     label: str, path: Path, weights: dict[str, np.ndarray], *, env: EnvContext, sample: bool
 ) -> Policy:
-    from rl_platform.policies.module_policy import ModulePolicy
-    from rl_platform.policies.rebuild import (
-        build_module,
-        history_converter,
-        load_run_spec,
-        run_dir_of,
-    )
+    from rl_platform.policies.rebuild import load_run_spec, run_dir_of
 
     spec = load_run_spec(run_dir_of(path))
     if spec.env.id != env.env_id:
         raise UserError(f"{label} was trained on {spec.env.id}, not {env.env_id}")
+    return learned_policy(spec, weights, env=env, sample=sample, label=label)
+
+
+def learned_policy(
+    spec: Any, weights: dict[str, np.ndarray], *, env: EnvContext, sample: bool, label: str
+) -> Policy:
+    """A policy acting with `spec`'s model and these weights (a checkpoint's, or the live
+    weights of a run being evaluated while it trains)."""
+    from rl_platform.policies.module_policy import ModulePolicy
+    from rl_platform.policies.rebuild import build_module, history_converter
+
     converter = history_converter(spec, env.observation_space)
     rebuilt = build_module(
         spec,

@@ -7,7 +7,8 @@
 
 Paths may be relative (`checkpoint://runs/cartpole_ppo/20250101-120000`) or absolute
 (`checkpoint:///data/runs/...`). A trailing `iter_NNNNNN` (or `latest`) component of a
-checkpoint URI names one checkpoint; without it the run's latest checkpoint is used.
+checkpoint URI names one checkpoint (`best`: the best evaluated one, kept by runs with an
+`evaluation:` block); without it the run's latest checkpoint is used.
 
 Pure parsing: nothing is read from disk here (see `rl_platform.policies.loading`).
 """
@@ -29,7 +30,7 @@ class PolicyKind(StrEnum):
 
 
 _SCHEMES = tuple(kind.value for kind in PolicyKind)
-_CHECKPOINT_NAME = re.compile(r"^(iter_\d{6,}|latest)$")
+_CHECKPOINT_NAME = re.compile(r"^(iter_\d{6,}|latest|best)$")
 # Keys every learned policy understands; scripted policies take their own parameters.
 _LEARNED_PARAMS = {PolicyKind.CHECKPOINT: {"module", "sample"}, PolicyKind.LEAGUE: {"sample"}}
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
@@ -52,7 +53,7 @@ class PolicyURI:
     path: str | None = None
     """Run folder (checkpoint, league)."""
     checkpoint: str | None = None
-    """`iter_NNNNNN` / `latest` of a checkpoint URI, else None (latest)."""
+    """`iter_NNNNNN` / `latest` / `best` of a checkpoint URI, else None (latest)."""
     env: str | None = None
     """Scripted policies: the env short name (`duel`, `cartpole`, `connect_four`)."""
     name: str | None = None

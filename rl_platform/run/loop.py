@@ -7,6 +7,7 @@ reports and checkpoints go (`LoopReporter`: a run folder, or Tune) and two polic
 entropy collapse stops the run and whether the run checkpoints when it stops.
 """
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -27,9 +28,15 @@ from rl_platform.run.health import (
     max_entropy,
 )
 from rl_platform.run.metrics import extract_metrics
+from rl_platform.run.periodic_eval import PeriodicEvaluation
 from rl_platform.run.stopping import StopTracker
 from rl_platform.spec import ExperimentSpec
-from rl_platform.storage.algorithm_state import restore_algorithm, snapshot_algorithm
+from rl_platform.storage.algorithm_state import (
+    ALGORITHM_PART,
+    module_weights,
+    restore_algorithm,
+    snapshot_algorithm,
+)
 from rl_platform.storage.checkpoints import LoadedCheckpoint
 
 
@@ -40,6 +47,10 @@ class Checkpoint:
     iteration: int
     parts: dict[str, Any]
     meta: dict[str, Any]
+    evaluation: dict[str, float] | None = None
+    """`eval/...` metrics of this checkpoint's policy, when the loop evaluated it."""
+    best_metric: str | None = None
+    """The `eval/...` key whose highest value marks the run's `best` checkpoint."""
 
 
 class LoopReporter(Protocol):
@@ -104,6 +115,7 @@ class TrainingLoop:
         checkpoint_at_stop: bool,
         host_stop: Callable[[], str | None] = lambda: None,
         save_collapsed: bool = True,
+        evaluate: bool = False,
     ) -> None:
         self.spec, self.algo, self.reporter = spec, algo, reporter
         self.iteration, self.env_steps = start.iteration, start.env_steps
@@ -114,6 +126,11 @@ class TrainingLoop:
         self.action_names = action_names_of(spec.env.id)
         self.health = HealthMonitor(
             spec.health, max_entropy=max_entropy(trained_action_space(spec.env))
+        )
+        self.evaluation = (
+            PeriodicEvaluation(spec, start_env_steps=start.env_steps)
+            if evaluate and spec.evaluation is not None
+            else None
         )
 
     def run(self) -> LoopOutcome:
@@ -127,14 +144,16 @@ class TrainingLoop:
             verdict = self._health_verdict(metrics)
             if verdict.status is not HealthStatus.NAN:
                 check_env_runners(self.algo, iteration=self.iteration)
-            reason = self._stop_reason(metrics, verdict)
             checkpoint = None
-            if self._checkpoint_due(reason, verdict):
-                try:
-                    checkpoint = self._checkpoint(verdict)
-                except TrainingHealthError as exc:  # the weights themselves went non-finite
-                    verdict = HealthVerdict(HealthStatus.NAN, str(exc))
-                    reason = str(exc)
+            if self._evaluation_due(verdict):  # every evaluated policy is a checkpoint
+                checkpoint, verdict = self._try_checkpoint(verdict)
+                if checkpoint is not None:
+                    checkpoint = self._evaluate(checkpoint)
+                    metrics |= checkpoint.evaluation or {}
+            reason = self._stop_reason(metrics, verdict)
+            if checkpoint is None and self._checkpoint_due(reason, verdict):
+                checkpoint, verdict = self._try_checkpoint(verdict)
+                reason = verdict.reason if verdict.status is HealthStatus.NAN else reason
             self.reporter.report(
                 metrics, verdict=verdict, stop_reason=reason, checkpoint=checkpoint
             )
@@ -146,6 +165,35 @@ class TrainingLoop:
     def _health_verdict(self, metrics: dict[str, float]) -> HealthVerdict:
         return self.health.check(metrics)
 
+    def _evaluation_due(self, verdict: HealthVerdict) -> bool:
+        if self.evaluation is None or verdict.status is HealthStatus.NAN:
+            return False
+        if self._collapse_stop(verdict) and not self.save_collapsed:
+            return False
+        return self.evaluation.due(self.env_steps)
+
+    def _evaluate(self, checkpoint: Checkpoint) -> Checkpoint:
+        assert self.evaluation is not None
+        weights = module_weights(checkpoint.parts[ALGORITHM_PART])
+        metrics = self.evaluation.run(weights, env_steps=self.env_steps)
+        logger.info(
+            "evaluation at {:,} env steps: {}",
+            self.env_steps,
+            " ".join(f"{k}={v:.3g}" for k, v in metrics.items()),
+        )
+        return dataclasses.replace(
+            checkpoint, evaluation=metrics, best_metric=self.evaluation.best_metric
+        )
+
+    def _try_checkpoint(self, verdict: HealthVerdict) -> tuple[Checkpoint | None, HealthVerdict]:
+        try:
+            return self._checkpoint(verdict), verdict
+        except TrainingHealthError as exc:  # the weights themselves went non-finite
+            return None, HealthVerdict(HealthStatus.NAN, str(exc))
+
+    def _collapse_stop(self, verdict: HealthVerdict) -> bool:
+        return verdict.status is HealthStatus.COLLAPSED and self.stop_on_collapse
+
     def _stop_reason(self, metrics: dict[str, float], verdict: HealthVerdict) -> str:
         if verdict.status is HealthStatus.NAN or (
             verdict.status is HealthStatus.COLLAPSED and self.stop_on_collapse
@@ -156,8 +204,7 @@ class TrainingLoop:
     def _checkpoint_due(self, reason: str, verdict: HealthVerdict) -> bool:
         if verdict.status is HealthStatus.NAN:
             return False
-        collapse_stop = verdict.status is HealthStatus.COLLAPSED and self.stop_on_collapse
-        if collapse_stop and not self.save_collapsed:
+        if self._collapse_stop(verdict) and not self.save_collapsed:
             return False  # stopping on collapse: the last healthy checkpoint stays `latest`
         if reason:
             return self.checkpoint_at_stop

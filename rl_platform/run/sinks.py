@@ -8,7 +8,7 @@ from typing import Any, Protocol
 from loguru import logger
 
 from rl_platform.spec import ExperimentSpec
-from rl_platform.storage.layout import METRICS_FILE
+from rl_platform.storage.layout import EVALUATION_FILE, METRICS_FILE
 from rl_platform.utils.atomic import write_text_atomic
 from rl_platform.utils.secrets import mask_secrets
 
@@ -30,7 +30,8 @@ class MetricSinks:
         after it (a resume from an older checkpoint rewinds the run's logs to it)."""
         self.jsonl_path = run_dir / METRICS_FILE
         if resume_at is not None:
-            _truncate_after(self.jsonl_path, resume_at.iteration)
+            truncate_after(self.jsonl_path, resume_at.iteration)
+            truncate_after(run_dir / EVALUATION_FILE, resume_at.iteration)
         self._jsonl = self.jsonl_path.open("a", encoding="utf-8")
         self._tb = None
         self._wandb = None
@@ -61,7 +62,7 @@ class MetricSinks:
             self._wandb.finish()
 
 
-def _truncate_after(path: Path, iteration: int) -> None:
+def truncate_after(path: Path, iteration: int) -> None:
     """On resume, drop lines written after the restored checkpoint so the log stays consistent;
     atomically, so a crash mid-rewrite leaves the old file whole."""
     if not path.is_file():

@@ -24,6 +24,10 @@ class StopTracker:
             return f"return_mean >= {stop.return_mean}"
         if stop.minutes is not None and time.monotonic() - self.started >= stop.minutes * 60:
             return f"minutes >= {stop.minutes}"
+        for key, target in (stop.eval or {}).items():
+            value = metrics.get(f"eval/{key}")  # present only in iterations that evaluated
+            if value is not None and value >= target:
+                return f"eval/{key} {value:.3g} >= {target}"
         return None
 
     def checkpoint_due(self, iteration: int, env_steps: int = 0) -> bool:

@@ -23,7 +23,12 @@ from rl_platform.run.sinks import MetricSinks
 from rl_platform.run.trial_metrics import TrialMetrics
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint
-from rl_platform.storage.layout import CHECKPOINTS_DIR, METRICS_FILE, TRIAL_METRICS_FILE
+from rl_platform.storage.layout import (
+    CHECKPOINTS_DIR,
+    EVALUATION_FILE,
+    METRICS_FILE,
+    TRIAL_METRICS_FILE,
+)
 from rl_platform.storage.run_dir import add_file_log, new_run_dir, write_spec
 from rl_platform.storage.run_lock import RunLock
 from rl_platform.utils.atomic import write_json_atomic
@@ -122,6 +127,7 @@ def _train_in(
                 checkpoint_at_stop=spec.checkpoint.at_end,
                 host_stop=stop_request.reason,
                 save_collapsed=False,  # a collapse stop keeps the last healthy `latest`
+                evaluate=True,
             ).run()
         finally:
             reporter.close()
@@ -167,6 +173,23 @@ class RunFolderReporter:
                 iteration=checkpoint.iteration, parts=checkpoint.parts, meta=checkpoint.meta
             )
             logger.info("checkpoint {}", self.last_checkpoint)
+            if checkpoint.evaluation is not None:
+                self._record_evaluation(checkpoint, self.last_checkpoint, metrics)
+
+    def _record_evaluation(self, checkpoint: Checkpoint, saved: Path, metrics: dict) -> None:
+        """A row in evaluation.jsonl; `best` moves to `saved` when it beats the best so far."""
+        evaluation = checkpoint.evaluation or {}
+        row = {"iteration": metrics["iteration"], "env_steps": metrics["env_steps"]}
+        with (self.run_dir / EVALUATION_FILE).open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({**row, "checkpoint": saved.name, **evaluation}) + "\n")
+        metric = checkpoint.best_metric
+        value = evaluation.get(metric) if metric else None
+        if value is None:
+            return
+        best = self.store.best_record()
+        if best is None or best["metric"] != metric or value > best["value"]:
+            self.store.mark_best(saved, metric=metric, value=value)
+            logger.info("best: {} ({} = {:.3g})", saved.name, metric, value)
 
     def close(self) -> None:
         self.progress.close()

@@ -5,10 +5,13 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from rl_platform.bc.spec import BCSpec
+from rl_platform.envs.catalog import is_multi_agent
+from rl_platform.errors import UserError
 from rl_platform.league.spec import LeagueSpec
 from rl_platform.sampling.choice import choose_runner
 from rl_platform.search.spec import Distribution, SearchSpec
 from rl_platform.spec.base import SpecModel
+from rl_platform.spec.evaluation import EvaluationSpec
 from rl_platform.spec.model import MLPModelSpec, ModelSpec, TransformerLSTMModelSpec
 from rl_platform.spec.search_paths import canonical_param_path
 from rl_platform.spec.sections import (
@@ -20,6 +23,7 @@ from rl_platform.spec.sections import (
     StopSpec,
 )
 from rl_platform.spec.training import PPOTraining, TrainingSpec
+from rl_platform.teachers import check_scripted_names
 from rl_platform.utils.names import is_safe_name
 
 AlgoName = Literal["PPO", "APPO", "IMPALA", "DQN", "SAC", "BC"]
@@ -88,6 +92,8 @@ class ExperimentSpec(SpecModel):
     """Metric sinks."""
     health: HealthSpec = HealthSpec()
     """Health checks (entropy collapse, NaN)."""
+    evaluation: EvaluationSpec | None = None
+    """Evaluate the trained policy every N env steps while training (docs/training.md)."""
     league: LeagueSpec | None = None
     """Self-play league (two-player envs only); see docs/league.md. None: no league."""
     search: ExperimentSearchSpec | None = None
@@ -124,6 +130,26 @@ class ExperimentSpec(SpecModel):
                 f"{self.resources.learners}; set resources.learners to 0 or 1 (one GPU learner "
                 "is fine) or remove bc.replay"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _evaluation_fits(self) -> "ExperimentSpec":
+        if self.stop.eval and self.evaluation is None:
+            raise ValueError(
+                f"stop.eval {self.stop.eval} needs an `evaluation:` block, e.g. "
+                "evaluation: {every_env_steps: 50000, episodes: 100}"
+            )
+        opponents = self.evaluation.opponents if self.evaluation is not None else []
+        if opponents and not is_multi_agent(self.env.id):
+            raise ValueError(
+                f"evaluation.opponents applies to two-player envs; {self.env.id} is "
+                "single-agent (leave it empty)"
+            )
+        scripted = [name for name in opponents if "://" not in name and name != "random"]
+        try:
+            check_scripted_names(env_id=self.env.id, names=scripted)
+        except UserError as err:
+            raise ValueError(f"evaluation.opponents: {err}") from None
         return self
 
     @model_validator(mode="after")

@@ -3,11 +3,12 @@
 import difflib
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from rl_platform.envs.catalog import close_env_ids, is_known_env
 from rl_platform.envs.env_kwargs import unknown_env_kwargs
 from rl_platform.spec.base import SpecModel
+from rl_platform.spec.evaluation import check_eval_stop_key
 
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
@@ -83,13 +84,17 @@ class StopSpec(SpecModel):
     """Mean return over the last 100 episodes."""
     minutes: Annotated[float, Field(gt=0.0)] | None = None
     """Wall-clock minutes since this (possibly resumed) process started training."""
+    eval: dict[Annotated[str, AfterValidator(check_eval_stop_key)], float] | None = None
+    """Stop once an evaluation metric reaches a value, e.g. `{greedy/win_rate/based: 0.9}`
+    (needs an `evaluation:` block)."""
 
     @model_validator(mode="after")
     def _at_least_one(self) -> "StopSpec":
-        if all(
-            v is None for v in (self.env_steps, self.iterations, self.return_mean, self.minutes)
-        ):
-            raise ValueError("set at least one of env_steps, iterations, return_mean, minutes")
+        conditions = (self.env_steps, self.iterations, self.return_mean, self.minutes, self.eval)
+        if all(v is None for v in conditions):
+            raise ValueError(
+                "set at least one of env_steps, iterations, return_mean, minutes, eval"
+            )
         return self
 
 

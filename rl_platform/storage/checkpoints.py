@@ -22,7 +22,7 @@ from typing import Any
 from loguru import logger
 
 from rl_platform.errors import IntegrityError, UserError
-from rl_platform.storage.layout import CHECKPOINTS_DIR, LATEST_FILE
+from rl_platform.storage.layout import BEST_FILE, CHECKPOINTS_DIR, LATEST_FILE
 from rl_platform.utils.atomic import atomic_directory, write_json_atomic, write_text_atomic
 from rl_platform.utils.state_codec import load_state_tree, save_state_tree, sha256_bytes
 
@@ -101,6 +101,30 @@ class CheckpointStore:
         complete = self.complete_checkpoints()
         return complete[-1] if complete else None
 
+    def mark_best(self, checkpoint: Path, *, metric: str, value: float) -> None:
+        """Record `checkpoint` as the best evaluated one; retention never deletes it."""
+        record = {"checkpoint": checkpoint.name, "metric": metric, "value": value}
+        write_json_atomic(self.root / BEST_FILE, record)
+
+    def best_record(self) -> dict[str, Any] | None:
+        """`best.json` if it names a complete checkpoint beside it (like `latest`), else None."""
+        try:
+            record = json.loads((self.root / BEST_FILE).read_text())
+            name = str(record["checkpoint"])
+            value = float(record["value"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        candidate = self.root / name
+        if not _NAME.fullmatch(name) or not (candidate / META_FILE).is_file():
+            return None
+        if candidate.resolve().parent != self.root.resolve():
+            return None
+        return {"checkpoint": name, "metric": str(record.get("metric", "")), "value": value}
+
+    def best(self) -> Path | None:
+        record = self.best_record()
+        return None if record is None else self.root / record["checkpoint"]
+
     def latest_intact(self) -> "LoadedCheckpoint | None":
         """The newest checkpoint that verifies, trying `latest` first; None if there is none.
         Checkpoints that fail verification are skipped with a warning naming the reason."""
@@ -120,8 +144,10 @@ class CheckpointStore:
         for stale in self.root.glob(f".{LATEST_FILE}.*.tmp"):  # a killed pointer write
             stale.unlink(missing_ok=True)
         complete = self.complete_checkpoints()
+        best = self.best()
+        kept = {keep} | ({best.name} if best is not None else set())
         for old in complete[: max(0, len(complete) - self.keep_last)]:
-            if old.name != keep:
+            if old.name not in kept:
                 shutil.rmtree(old, ignore_errors=True)
 
 

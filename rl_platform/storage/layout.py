@@ -6,7 +6,8 @@
   metrics.jsonl        one row per iteration
   trial_metrics.json   the run's summary
   train.log            the run's log
-  checkpoints/         iter_NNNNNN/ folders and the `latest` pointer
+  evaluation.jsonl     one row per evaluation during training (`evaluation:` specs)
+  checkpoints/         iter_NNNNNN/ folders, the `latest` pointer and `best.json`
   league/              the league's pool (league runs)
 ```
 """
@@ -17,4 +18,9 @@ TRIAL_METRICS_FILE = "trial_metrics.json"
 LOG_FILE = "train.log"
 CHECKPOINTS_DIR = "checkpoints"
 LATEST_FILE = "latest"
+BEST_FILE = "best.json"
+"""The best evaluated checkpoint: {"checkpoint": "iter_NNNNNN", "metric": key, "value": v}."""
+BEST_NAME = "best"
+"""How a policy URI names that checkpoint: `checkpoint://RUN/best`."""
+EVALUATION_FILE = "evaluation.jsonl"
 LEAGUE_DIR = "league"

@@ -18,6 +18,10 @@ class MatchResult:
     draws: int
     mean_length: float
     """Mean game length in frames."""
+    mean_return_a: float = 0.0
+    """Player 0's mean episode return (the env's weighted reward)."""
+    mean_return_b: float = 0.0
+    """Player 1's mean episode return."""
 
     @property
     def games(self) -> int:
@@ -36,16 +40,20 @@ def run_matches(
     rng = np.random.default_rng(seed + 1)
     obs = core.reset()
     lengths = np.zeros(num_games, np.int64)
+    returns = np.zeros((num_games, 2), np.float64)
     while not core.state.done.all():
         actions = np.stack([agent_a(obs[:, 0], rng), agent_b(obs[:, 1], rng)], axis=1)
         running = ~core.state.done
         result = core.step(actions)
         obs = result.obs
         lengths += running
+        returns += np.where(running[:, None], result.rewards, 0.0)
     winners = core.state.winner
     return MatchResult(
         wins_a=int((winners == 0).sum()),
         wins_b=int((winners == 1).sum()),
         draws=int((winners == DRAW).sum()),
         mean_length=float(lengths.mean()),
+        mean_return_a=float(returns[:, 0].mean()),
+        mean_return_b=float(returns[:, 1].mean()),
     )

@@ -1,0 +1,160 @@
+"""Evaluation during training (`evaluation:` in the spec): the trained module's live weights
+play fixed episodes in the driver every N env steps, greedy and/or sampled, against each
+evaluation opponent, through the same rollout as `rlp eval` (rl_platform/evaluation/).
+
+The loop hands in the weights of the checkpoint it takes at the same iteration, so every
+evaluated policy is a checkpoint on disk and the best one can be kept as `best`.
+"""
+
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from rl_platform.envs.duel.arena import run_matches
+from rl_platform.evaluation.envs import AgentEnv, EnvTarget, probe_env
+from rl_platform.evaluation.eval import DEFAULT_OPPONENTS, OPPONENT_KEY, POLICY_KEY, seat_plan
+from rl_platform.evaluation.rollout import Rollout
+from rl_platform.evaluation.summary import summarize
+from rl_platform.league_tools.arena_round_robin import ArenaSeat
+from rl_platform.module_ids import TRAINED_MODULE_IDS
+from rl_platform.policies import EnvContext, Policy, learned_policy, load_policy
+from rl_platform.spec import ExperimentSpec
+from rl_platform.teachers import DUEL_ENV, ENV_IDS
+
+EVAL_PREFIX = "eval/"
+EVAL_SECONDS_KEY = "perf/eval_s"
+
+
+def opponent_uri(name: str, env_id: str) -> str:
+    """A scripted agent's name (`based`) as its URI; URIs (`league://...`) pass through."""
+    if "://" in name or name == "random":
+        return name
+    alias = next((a for a, full in ENV_IDS.items() if full == env_id), env_id)
+    return f"scripted://{alias}/{name}"
+
+
+class PeriodicEvaluation:
+    """Decides when to evaluate and turns weights into `eval/...` metrics."""
+
+    def __init__(self, spec: ExperimentSpec, *, start_env_steps: int) -> None:
+        assert spec.evaluation is not None
+        self.spec, self.settings = spec, spec.evaluation
+        self.target = EnvTarget(spec.env.id, tuple(spec.env.wrappers), dict(spec.env.kwargs))
+        self.shape = probe_env(self.target)
+        self.last_env_steps = start_env_steps
+        self.opponents = self._opponent_names()
+        self.best_metric = self.settings.best_metric or self._default_best_metric()
+
+    def _opponent_names(self) -> list[str]:
+        if not self.shape.two_player:
+            return []
+        if self.settings.opponents:
+            return list(self.settings.opponents)
+        default = DEFAULT_OPPONENTS.get(self.target.env_id)
+        return [default.rsplit("/", 1)[-1]] if default else ["random"]
+
+    def _default_best_metric(self) -> str:
+        mode = self.settings.modes[0]
+        if self.opponents:
+            return f"{EVAL_PREFIX}{mode}/win_rate/{self.opponents[0]}"
+        return f"{EVAL_PREFIX}{mode}/return_mean"
+
+    def due(self, env_steps: int) -> bool:
+        return env_steps - self.last_env_steps >= self.settings.every_env_steps
+
+    def run(self, module_weights: dict[str, Any], *, env_steps: int) -> dict[str, float]:
+        """`eval/<mode>/...` metrics of the trained module in `module_weights` (module id ->
+        its weights), and `perf/eval_s`."""
+        self.last_env_steps = env_steps
+        started = time.monotonic()
+        weights = _trained_weights(module_weights)
+        metrics: dict[str, float] = {}
+        for mode in self.settings.modes:
+            policy = self._policy(weights, sample=mode == "sampled", agent=0)
+            if not self.opponents:
+                summary = summarize(self._play(policy, None), POLICY_KEY)
+                metrics[f"{EVAL_PREFIX}{mode}/return_mean"] = float(summary["return_mean"])
+                continue
+            returns = []
+            for name in self.opponents:
+                win_rate, return_mean = self._match(policy, self._opponent(name))
+                returns.append(return_mean)
+                metrics[f"{EVAL_PREFIX}{mode}/win_rate/{name}"] = win_rate
+                metrics[f"{EVAL_PREFIX}{mode}/return_mean/{name}"] = return_mean
+            metrics[f"{EVAL_PREFIX}{mode}/return_mean"] = float(np.mean(returns))
+        metrics[EVAL_SECONDS_KEY] = time.monotonic() - started
+        return metrics
+
+    def _context(self, agent: int) -> EnvContext:
+        observation_space, action_space = self.shape.spaces[self.shape.agent_ids[agent]]
+        return EnvContext(self.target.env_id, observation_space, action_space)
+
+    def _policy(self, weights: dict[str, np.ndarray], *, sample: bool, agent: int) -> Policy:
+        return learned_policy(
+            self.spec, weights, env=self._context(agent), sample=sample, label="training"
+        )
+
+    def _opponent(self, name: str) -> Policy:
+        uri = opponent_uri(name, self.target.env_id)
+        return load_policy(uri, env=self._context(1), sample=False)
+
+    def _match(self, policy: Policy, opponent: Policy) -> tuple[float, float]:
+        """(win rate, return mean) of `policy`; the duel plays in its vectorized arena (all
+        games at once, one batched forward per step), other games through the rollout."""
+        if self.target.env_id == DUEL_ENV and self.settings.max_steps is None:
+            return self._duel_arena(policy, opponent)
+        summary = summarize(self._play(policy, opponent), POLICY_KEY)
+        return float(summary.get("win_rate", 0.0)), float(summary["return_mean"])
+
+    def _duel_arena(self, policy: Policy, opponent: Policy) -> tuple[float, float]:
+        first = {"first": self.settings.episodes, "second": 0}.get(
+            self.settings.seat, (self.settings.episodes + 1) // 2
+        )
+        counts = {0: first, 1: self.settings.episodes - first}  # games with the policy in seat
+        wins, returns, games = 0, 0.0, 0
+        for seat, count in counts.items():
+            if count == 0:
+                continue
+            seats = [ArenaSeat(policy, seating=seat), ArenaSeat(opponent, seating=seat)]
+            if seat == 1:
+                seats.reverse()
+            torch.manual_seed(self.settings.seed + seat)  # sampled mode draws with torch
+            match = run_matches(
+                *seats, num_games=count, seed=self.settings.seed + seat, **self._core_kwargs()
+            )
+            for arena_seat in seats:
+                arena_seat.leave()
+            wins += match.wins_a if seat == 0 else match.wins_b
+            own_return = match.mean_return_a if seat == 0 else match.mean_return_b
+            returns += own_return * count
+            games += count
+        return wins / games, returns / games
+
+    def _core_kwargs(self) -> dict[str, Any]:
+        """The spec's duel settings that shape games (the arena seeds games itself)."""
+        return {k: v for k, v in self.spec.env.kwargs.items() if k not in ("seed", "render_mode")}
+
+    def _play(self, policy: Policy, opponent: Policy | None) -> list[Any]:
+        agents = self.shape.agent_ids
+        if opponent is None:
+            policies, seats, seat = {POLICY_KEY: policy}, dict.fromkeys(agents, POLICY_KEY), "first"
+        else:
+            policies = {POLICY_KEY: policy, OPPONENT_KEY: opponent}
+            seats, seat = {agents[0]: POLICY_KEY, agents[1]: OPPONENT_KEY}, self.settings.seat
+        return Rollout(
+            make_env=lambda: AgentEnv(self.target),
+            policies=policies,
+            seats=seat_plan(seats, seat),
+            seed=self.settings.seed,
+            parallel=self.settings.parallel,
+            max_steps=self.settings.max_steps,
+        ).run(self.settings.episodes)
+
+
+def _trained_weights(module_weights: dict[str, Any]) -> dict[str, np.ndarray]:
+    for module_id in TRAINED_MODULE_IDS:
+        if module_id in module_weights:
+            return module_weights[module_id]
+    raise KeyError(f"no trained module among {sorted(module_weights)}")
