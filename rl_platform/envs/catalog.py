@@ -44,6 +44,7 @@ PLATFORM_ENVS: dict[str, PlatformEnv] = {
             "reward_weights",
             "seed",
             "spawn_jitter",
+            "draw_is_loss",
             "truncate_on_timeout",
             "render_mode",
         ),

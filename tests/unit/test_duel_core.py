@@ -19,6 +19,7 @@ from rl_platform.envs.duel import (
     Obs,
 )
 from rl_platform.envs.duel import rules as R
+from rl_platform.envs.duel.core import DRAW
 from rl_platform.envs.duel.observation import OBS_BOUND
 from rl_platform.errors import UserError
 
@@ -318,3 +319,11 @@ def test_bad_actions_are_rejected() -> None:
 def test_package_imports_without_ray() -> None:
     code = "import sys, rl_platform.envs.duel; assert 'ray' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(("draw_is_loss", "expected"), [(True, [-1.0, -1.0]), (False, [0.0, 0.0])])
+def test_a_level_time_out_is_a_loss_for_both_by_default(draw_is_loss, expected) -> None:
+    core = make_core(max_steps=3, draw_is_loss=draw_is_loss)
+    result = step_same(core, IDLE, IDLE, times=3)
+    assert result.timed_out[0] and result.winner[0] == DRAW  # the result itself stays a draw
+    assert result.components["win_loss"][0].tolist() == expected

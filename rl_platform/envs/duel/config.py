@@ -1,8 +1,8 @@
 """Game settings shared by the vectorized core, the PettingZoo env and the RLlib adapter.
 
 Every front end takes the same keyword arguments (`max_steps`, `stocks`, `reward_weights`,
-`seed`, `spawn_jitter`, `truncate_on_timeout`); unknown keys fail loudly so a typo in a spec is
-not silently ignored.
+`seed`, `spawn_jitter`, `draw_is_loss`, `truncate_on_timeout`); unknown keys fail loudly so a
+typo in a spec is not silently ignored.
 """
 
 import difflib
@@ -53,6 +53,11 @@ class DuelConfig:
     seed: int | None = None
     spawn_jitter: float = 0.5
     """Spawn x positions get uniform noise in [-jitter, jitter] so games differ."""
+    draw_is_loss: bool = True
+    """A game that ends level (time-out at equal stocks and HP) is a loss for both players in
+    `win_loss`. Without it two trained equals learn to keep their distance and every game
+    between them times out as a draw (docs/league.md, "The reference mix"); with it waiting
+    for the clock is never the safe choice. The recorded result (`winner`) stays a draw."""
     truncate_on_timeout: bool = False
     """Report the time limit as `truncated` instead of `terminated`. Off by default: the
     time left is observed and the time-out decides the winner, so it is a true end of the
@@ -69,6 +74,8 @@ class DuelConfig:
             problems.append(f"spawn_jitter must be in [0, 2], got {self.spawn_jitter!r}")
         if self.seed is not None and (type(self.seed) is not int or self.seed < 0):
             problems.append(f"seed must be a non-negative int or None, got {self.seed!r}")
+        if not isinstance(self.draw_is_loss, bool):
+            problems.append(f"draw_is_loss must be a bool, got {self.draw_is_loss!r}")
         if not isinstance(self.truncate_on_timeout, bool):
             problems.append(f"truncate_on_timeout must be a bool, got {self.truncate_on_timeout!r}")
         if problems:

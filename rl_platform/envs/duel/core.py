@@ -151,6 +151,8 @@ class DuelCore:
         s = self.state
         won = (s.winner[:, None] == self._player_ids) & ended[:, None]
         lost = (s.winner[:, None] == 1 - self._player_ids) & ended[:, None]
+        if self.config.draw_is_loss:
+            lost |= (s.winner[:, None] == DRAW) & ended[:, None]
         win_loss = won.astype(np.float32) - lost
         ko_f = ko.astype(np.float32)
         return {
