@@ -49,31 +49,30 @@ def apply_wrappers(env: Any, wrappers: list[str]) -> Any:
     return env
 
 
-def agent_observation_spaces(env: EnvSpec) -> list[gym.Space]:
-    """Observation space of each agent (one entry for a single-agent env), read from one
-    throwaway instance with the spec's wrappers: the spaces are only known once an env is
-    built, and the spec adapter needs them to pick a model for RLlib's action-masking Dicts."""
+def _agent_spaces(env: EnvSpec, kind: str) -> list[gym.Space]:
+    """`kind` ("observation" or "action") space of each agent (one entry for a single-agent
+    env), read from one throwaway instance with the spec's wrappers: the spaces are only known
+    once an env is built."""
     instance = make_env(env.id, list(env.wrappers), dict(env.kwargs))
     try:
-        per_agent = getattr(instance, "observation_spaces", None)
+        per_agent = getattr(instance, f"{kind}_spaces", None)
         if isinstance(per_agent, dict) and per_agent:
             return list(per_agent.values())
-        return [instance.observation_space]
+        return [getattr(instance, f"{kind}_space")]
     finally:
         instance.close()
+
+
+def agent_observation_spaces(env: EnvSpec) -> list[gym.Space]:
+    """Per-agent observation spaces: the spec adapter picks a model for RLlib's
+    action-masking Dicts from them."""
+    return _agent_spaces(env, "observation")
 
 
 def trained_action_space(env: EnvSpec) -> gym.Space:
-    """The action space of the trained module's seat (the first agent; in the two-player games
-    every seat has the same space), from one throwaway instance like the observation spaces."""
-    instance = make_env(env.id, list(env.wrappers), dict(env.kwargs))
-    try:
-        per_agent = getattr(instance, "action_spaces", None)
-        if isinstance(per_agent, dict) and per_agent:
-            return next(iter(per_agent.values()))
-        return instance.action_space
-    finally:
-        instance.close()
+    """The action space of the trained module's seat (the first agent; in the two-player
+    games every seat has the same space)."""
+    return _agent_spaces(env, "action")[0]
 
 
 def registered_env_name(env: EnvSpec) -> str:

@@ -61,15 +61,16 @@ def evaluate(
     if OPPONENT_KEY not in policies and seat != "first":
         raise UserError(f"--seat {seat} applies to two-player envs; {target.env_id} is not one")
     started = time.monotonic()
-    records = Rollout(
-        make_env=lambda: AgentEnv(target),
-        policies=policies,
-        seats=seat_plan(seats, seat),
+    records = play_episodes(
+        target,
+        policies,
+        seat_plan(seats, seat),
+        episodes=episodes,
         seed=seed,
         parallel=parallel,
         max_steps=max_steps,
-        hooks=RolloutHooks(on_episode=on_episode),
-    ).run(episodes)
+        on_episode=on_episode,
+    )
     result: dict[str, Any] = {
         "policy": uri.text,
         "env": target.env_id,
@@ -84,6 +85,29 @@ def evaluate(
     result |= summarize(records, POLICY_KEY)
     result["wall_s"] = round(time.monotonic() - started, 3)
     return result
+
+
+def play_episodes(
+    target: EnvTarget,
+    policies: dict[str, Policy],
+    seats: Callable[[int], dict[str, str]],
+    *,
+    episodes: int,
+    seed: int,
+    parallel: int,
+    max_steps: int | None,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+) -> list[EpisodeRecord]:
+    """`episodes` episodes of `policies` seated by `seats` (episode index -> agent -> key)."""
+    return Rollout(
+        make_env=lambda: AgentEnv(target),
+        policies=policies,
+        seats=seats,
+        seed=seed,
+        parallel=parallel,
+        max_steps=max_steps,
+        hooks=RolloutHooks(on_episode=on_episode),
+    ).run(episodes)
 
 
 def check_seat(seat: str) -> None:

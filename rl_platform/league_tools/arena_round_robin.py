@@ -15,10 +15,18 @@ import numpy as np
 import torch
 
 from rl_platform.envs.duel.arena import run_matches
+from rl_platform.evaluation.envs import EnvTarget
 from rl_platform.league.leaderboard import matchup_matrix, tournament_schedule
 from rl_platform.league.results import Outcome
 from rl_platform.league_tools.report import GameResult, TournamentReport
 from rl_platform.policies import Policy
+from rl_platform.teachers import DUEL_ENV
+
+
+def arena_plays(target: EnvTarget) -> bool:
+    """The vectorized arena plays the duel on raw observations, to the game's own end: a run
+    trained with wrappers, or games cut by a step limit, take the per-episode rollout."""
+    return target.env_id == DUEL_ENV and not target.wrappers
 
 
 class ArenaSeat:

@@ -17,12 +17,11 @@ from rl_platform.evaluation.envs import EnvTarget, probe_env
 from rl_platform.league.members import MemberKind
 from rl_platform.league.pool import LeaguePool
 from rl_platform.league.ratings import Rating, rate_game, with_game
-from rl_platform.league_tools.arena_round_robin import play_arena_round_robin
+from rl_platform.league_tools.arena_round_robin import arena_plays, play_arena_round_robin
 from rl_platform.league_tools.report import GameResult, TournamentReport
 from rl_platform.league_tools.rollout_round_robin import play_rollout_round_robin
 from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.policies import EnvContext, Policy, load_policy
-from rl_platform.teachers import DUEL_ENV
 
 
 def tournament_ids(
@@ -61,8 +60,7 @@ def play_round_robin(
     policies: Mapping[str, Policy], *, target: EnvTarget, games: int, seed: int = 0
 ) -> TournamentReport:
     """Every pair plays `games` games (seats alternating); results from the first seat's side."""
-    if target.env_id == DUEL_ENV and not target.wrappers:
-        # The arena feeds raw observations: a run trained with wrappers takes the rollout.
+    if arena_plays(target):
         return play_arena_round_robin(policies, games=games, seed=seed, env_kwargs=target.kwargs)
     return play_rollout_round_robin(policies, target=target, games=games, seed=seed)
 

@@ -144,10 +144,10 @@ def _learned(
 
 
 def learned_policy(
-    spec: Any, weights: dict[str, np.ndarray], *, env: EnvContext, sample: bool, label: str
+    spec: Any, weights: dict[str, np.ndarray] | None, *, env: EnvContext, sample: bool, label: str
 ) -> Policy:
     """A policy acting with `spec`'s model and these weights (a checkpoint's, or the live
-    weights of a run being evaluated while it trains)."""
+    weights of a run being evaluated while it trains; None: fresh initial weights)."""
     from rl_platform.policies.module_policy import ModulePolicy
     from rl_platform.policies.rebuild import build_module, history_converter
 

@@ -1,6 +1,7 @@
 """Evaluation during training (`evaluation:` in the spec): the trained module's live weights
 play fixed episodes in the driver every N env steps, greedy and/or sampled, against each
-evaluation opponent, through the same rollout as `rlp eval` (rl_platform/evaluation/).
+evaluation opponent, through `rlp eval`'s rollout (rl_platform/evaluation/) or, for the
+duel, its vectorized arena like `rlp league tournament`.
 
 The loop hands in the weights of the checkpoint it takes at the same iteration, so every
 evaluated policy is a checkpoint on disk and the best one can be kept as `best`.
@@ -13,15 +14,20 @@ import numpy as np
 import torch
 
 from rl_platform.envs.duel.arena import run_matches
-from rl_platform.evaluation.envs import AgentEnv, EnvTarget, probe_env
-from rl_platform.evaluation.eval import DEFAULT_OPPONENTS, OPPONENT_KEY, POLICY_KEY, seat_plan
-from rl_platform.evaluation.rollout import Rollout
+from rl_platform.evaluation.envs import EnvTarget, probe_env
+from rl_platform.evaluation.eval import (
+    DEFAULT_OPPONENTS,
+    OPPONENT_KEY,
+    POLICY_KEY,
+    play_episodes,
+    seat_plan,
+)
 from rl_platform.evaluation.summary import summarize
-from rl_platform.league_tools.arena_round_robin import ArenaSeat
+from rl_platform.league_tools.arena_round_robin import ArenaSeat, arena_plays
 from rl_platform.module_ids import TRAINED_MODULE_IDS
 from rl_platform.policies import EnvContext, Policy, learned_policy, load_policy
 from rl_platform.spec import ExperimentSpec
-from rl_platform.teachers import DUEL_ENV, ENV_IDS
+from rl_platform.teachers import ENV_IDS
 
 EVAL_PREFIX = "eval/"
 EVAL_SECONDS_KEY = "perf/eval_s"
@@ -103,7 +109,7 @@ class PeriodicEvaluation:
     def _match(self, policy: Policy, opponent: Policy) -> tuple[float, float]:
         """(win rate, return mean) of `policy`; the duel plays in its vectorized arena (all
         games at once, one batched forward per step), other games through the rollout."""
-        if self.target.env_id == DUEL_ENV and self.settings.max_steps is None:
+        if arena_plays(self.target) and self.settings.max_steps is None:
             return self._duel_arena(policy, opponent)
         summary = summarize(self._play(policy, opponent), POLICY_KEY)
         return float(summary.get("win_rate", 0.0)), float(summary["return_mean"])
@@ -143,14 +149,15 @@ class PeriodicEvaluation:
         else:
             policies = {POLICY_KEY: policy, OPPONENT_KEY: opponent}
             seats, seat = {agents[0]: POLICY_KEY, agents[1]: OPPONENT_KEY}, self.settings.seat
-        return Rollout(
-            make_env=lambda: AgentEnv(self.target),
-            policies=policies,
-            seats=seat_plan(seats, seat),
+        return play_episodes(
+            self.target,
+            policies,
+            seat_plan(seats, seat),
+            episodes=self.settings.episodes,
             seed=self.settings.seed,
             parallel=self.settings.parallel,
             max_steps=self.settings.max_steps,
-        ).run(self.settings.episodes)
+        )
 
 
 def _trained_weights(module_weights: dict[str, Any]) -> dict[str, np.ndarray]:

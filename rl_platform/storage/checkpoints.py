@@ -87,19 +87,25 @@ class CheckpointStore:
     def latest(self) -> Path | None:
         pointer = self.root / LATEST_FILE
         if pointer.is_file():
-            name = pointer.read_text().strip()
-            candidate = self.root / name
-            # Only a folder beside the pointer: `../other_run/iter_000009` or a symlink out of
-            # the run must not redirect a resume or an export.
-            if (
-                _NAME.fullmatch(name)
-                and (candidate / META_FILE).is_file()
-                and candidate.resolve().parent == self.root.resolve()
-            ):
+            candidate = self._beside(pointer.read_text().strip())
+            if candidate is not None:
                 return candidate
             logger.warning("checkpoint pointer {} is stale; using the newest complete one", pointer)
         complete = self.complete_checkpoints()
         return complete[-1] if complete else None
+
+    def _beside(self, name: str) -> Path | None:
+        """The complete checkpoint `name` if it is a folder beside the pointers: a pointer to
+        `../other_run/iter_000009` or a symlink out of the run must not redirect a resume,
+        an export or an evaluation."""
+        candidate = self.root / name
+        if (
+            _NAME.fullmatch(name)
+            and (candidate / META_FILE).is_file()
+            and candidate.resolve().parent == self.root.resolve()
+        ):
+            return candidate
+        return None
 
     def mark_best(self, checkpoint: Path, *, metric: str, value: float) -> None:
         """Record `checkpoint` as the best evaluated one; retention never deletes it."""
@@ -114,10 +120,7 @@ class CheckpointStore:
             value = float(record["value"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        candidate = self.root / name
-        if not _NAME.fullmatch(name) or not (candidate / META_FILE).is_file():
-            return None
-        if candidate.resolve().parent != self.root.resolve():
+        if self._beside(name) is None:
             return None
         return {"checkpoint": name, "metric": str(record.get("metric", "")), "value": value}
 

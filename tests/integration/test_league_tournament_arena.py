@@ -12,8 +12,8 @@ from rl_platform.envs.duel.arena import run_matches
 from rl_platform.envs.duel.scripted import act_constant
 from rl_platform.evaluation.envs import EnvTarget, probe_env
 from rl_platform.league_tools.arena_round_robin import ArenaSeat
+from rl_platform.policies import EnvContext, learned_policy
 from rl_platform.policies.module_policy import ModulePolicy
-from rl_platform.policies.rebuild import build_module, history_converter
 from rl_platform.teachers import DUEL_ENV
 
 LSTM = "{type: lstm, encoder: [32], lstm_cell_size: 16, actor: [8], critic: [8]}"
@@ -26,18 +26,9 @@ TRANSFORMER = (
 
 def _greedy_member(spec_file: Path) -> ModulePolicy:
     """A freshly initialized member built the way `league://RUN/ID` builds one."""
-    spec = load_spec(spec_file)
     shape = probe_env(EnvTarget(DUEL_ENV))
-    obs_space, action_space = shape.spaces[shape.agent_ids[0]]
-    converter = history_converter(spec, obs_space)
-    rebuilt = build_module(
-        spec,
-        observation_space=converter.observation_space if converter else obs_space,
-        action_space=action_space,
-        weights=None,
-        inference_only=True,
-    )
-    return ModulePolicy("member", rebuilt, sample=False, converter=converter)
+    context = EnvContext(DUEL_ENV, *shape.spaces[shape.agent_ids[0]])
+    return learned_policy(load_spec(spec_file), None, env=context, sample=False, label="member")
 
 
 @pytest.mark.parametrize("model", [LSTM, TRANSFORMER], ids=["lstm", "transformer_lstm"])
