@@ -2,9 +2,10 @@
 
     uv run python benchmarks/eval_overhead.py [--games 32] [--repeats 3]
 
-Builds `experiments/duel_selfplay.yaml`'s model with fresh weights (no Ray session; the module
-is built on CPU as for `rlp eval`) and times `PeriodicEvaluation.run` (rl_platform/run/
-periodic_eval.py) for `--games` greedy games against `based`, twice per repeat, side by side:
+Builds `experiments/duel_selfplay.yaml`'s model with fresh weights seeded by `--seed` (no Ray
+session; the module is built on CPU as for `rlp eval`) and times `PeriodicEvaluation.run`
+(rl_platform/run/periodic_eval.py) for `--games` greedy games against `based`, twice per
+repeat, side by side:
 
 * arena: the default for the duel; all games in one `DuelCore`, one batched forward per step;
 * rollout: the same games through `rlp eval`'s rollout (forced by setting `max_steps` to the
@@ -20,6 +21,7 @@ import statistics
 import time
 
 import numpy as np
+import torch
 
 from rl_platform.policies.rebuild import build_module
 from rl_platform.run.periodic_eval import PeriodicEvaluation
@@ -42,7 +44,8 @@ def _evaluation(games: int, *, rollout: bool) -> PeriodicEvaluation:
     return PeriodicEvaluation(spec, start_env_steps=0)
 
 
-def _fresh_weights(evaluation: PeriodicEvaluation) -> dict:
+def _fresh_weights(evaluation: PeriodicEvaluation, seed: int) -> dict:
+    torch.manual_seed(seed)  # the same initial policy, so the same games, in every run
     observation_space, action_space = evaluation.shape.spaces[evaluation.shape.agent_ids[0]]
     rebuilt = build_module(
         evaluation.spec,
@@ -59,10 +62,11 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--train-steps-per-s", type=float, default=8600.0)
+    parser.add_argument("--seed", type=int, default=0, help="Seed of the fresh weights.")
     args = parser.parse_args()
     paths = {"arena": _evaluation(args.games, rollout=False)}
     paths["rollout"] = _evaluation(args.games, rollout=True)
-    weights = _fresh_weights(paths["arena"])
+    weights = _fresh_weights(paths["arena"], args.seed)
     seconds: dict[str, list[float]] = {name: [] for name in paths}
     for _ in range(args.repeats):
         for name, evaluation in paths.items():
