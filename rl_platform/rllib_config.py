@@ -16,7 +16,7 @@ from rl_platform.algorithms import algorithm_config_class, learner_class
 from rl_platform.batch_scaling import auto_scale_batch
 from rl_platform.connectors.state_lookback import FillStateLookback, lookback_horizon_for_turns
 from rl_platform.devices import resolve_device
-from rl_platform.envs.catalog import is_multi_agent
+from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.envs.registry import registered_env_name
 from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.module_spec import module_spec_for
@@ -138,10 +138,10 @@ def _apply_modules(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmCo
     module_spec = module_spec_for(spec)
     if spec.model.type == "transformer_lstm":
         connector = history_connector_for(
-            dict(spec.model.settings), multi_agent=is_multi_agent(spec.env.id)
+            dict(spec.model.settings), multi_agent=is_multi_agent(spec.env.id, spec.env.kwargs)
         )
         config = config.env_runners(env_to_module_connector=connector)
-    if not is_multi_agent(spec.env.id):
+    if not is_multi_agent(spec.env.id, spec.env.kwargs):
         return config.rl_module(rl_module_spec=module_spec)
     if spec.model.type in STATEFUL_MODEL_TYPES:
         config = _keep_states_across_cuts(config, spec)
@@ -209,7 +209,7 @@ def build_algorithm_config(
     )
     config = _apply_resources(config, spec)
     config = _apply_modules(config, spec)
-    if is_multi_agent(spec.env.id):
+    if is_multi_agent(spec.env.id, spec.env.kwargs):
         config = vector_runner_extension(config, spec)
     for extend in extensions:
         config = extend(config, spec)

@@ -20,7 +20,7 @@ from rl_platform.bc.offline import offline_bc_config
 from rl_platform.bc.schedule import settings_at
 from rl_platform.connectors.teacher_actions import TeacherLedActions
 from rl_platform.connectors.teacher_labels import TeacherLabels
-from rl_platform.envs.catalog import is_multi_agent
+from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
 from rl_platform.learners.bc_ppo import LEARNER_CONFIG_KEY
 from rl_platform.rllib_config import with_callback
@@ -81,7 +81,7 @@ def _bc_online(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig
     if spec.algo != "PPO":
         raise UserError(f"bc: needs algo PPO (got {spec.algo}); for offline BC use algo: BC")
     check_teachers(spec)
-    multi_agent = is_multi_agent(spec.env.id)
+    multi_agent = is_multi_agent(spec.env.id, spec.env.kwargs)
     modules = [spec.bc.module] if multi_agent else []
     labels_kwargs = {
         "settings": settings_at(spec.bc, 0),

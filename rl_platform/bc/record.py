@@ -124,9 +124,9 @@ def record(
     """Roll out `teacher` and write `out/data/*.parquet` + `out/record.json`."""
     import ray
 
-    from rl_platform.envs.catalog import is_multi_agent
+    from rl_platform.envs.env_info import is_multi_agent
 
-    if is_multi_agent(env_id):
+    if is_multi_agent(env_id, env_kwargs):
         raise UserError(f"rlp record: {env_id} is multi-agent; RLlib 2.60 reads single-agent data")
     if episodes < 1:
         raise UserError(f"--episodes must be >= 1, got {episodes}")

@@ -1,12 +1,11 @@
-"""Every env id a spec may name, without importing Ray (validation must stay fast and Ray-free).
+"""rl_platform's own envs and Gymnasium's ids, without Ray (validation must stay fast).
 
-rl_platform's own ids map to "module:attribute" factories; anything else must be a Gymnasium id
-(ALE ids appear once `ale_py` is imported, which registers them).
+rl_platform's own ids map to "module:attribute" factories. Every other id (Gymnasium ids, entry
+points, PettingZoo modules) is resolved by `sources.py`; `env_info.py` answers questions about
+any id.
 """
 
-import difflib
 import functools
-import importlib
 from dataclasses import dataclass
 from typing import Literal
 
@@ -71,7 +70,7 @@ PLATFORM_ENVS: dict[str, PlatformEnv] = {
 
 
 @functools.cache
-def gymnasium_ids() -> frozenset[str]:
+def _register_ale() -> None:
     import gymnasium
 
     try:
@@ -80,36 +79,11 @@ def gymnasium_ids() -> frozenset[str]:
         gymnasium.register_envs(ale_py)
     except ImportError:  # ALE is a declared dependency; tolerate a partial install
         pass
+
+
+def gymnasium_ids() -> frozenset[str]:
+    """Every id Gymnasium knows now (read afresh: importing a user's module may add ids)."""
+    import gymnasium
+
+    _register_ale()
     return frozenset(gymnasium.registry.keys())
-
-
-def known_env_ids() -> frozenset[str]:
-    return frozenset(PLATFORM_ENVS) | gymnasium_ids()
-
-
-def is_known_env(env_id: str) -> bool:
-    return env_id in PLATFORM_ENVS or env_id in gymnasium_ids()
-
-
-def close_env_ids(env_id: str, limit: int = 3) -> list[str]:
-    return difflib.get_close_matches(env_id, sorted(known_env_ids()), n=limit, cutoff=0.6)
-
-
-def is_multi_agent(env_id: str) -> bool:
-    entry = PLATFORM_ENVS.get(env_id)
-    return entry is not None and entry.kind == "multi"
-
-
-def vector_game_of(env_id: str) -> str | None:
-    """The `VectorGame` factory of an env id, or None if it has none."""
-    entry = PLATFORM_ENVS.get(env_id)
-    return entry.vector_game if entry is not None else None
-
-
-def action_names_of(env_id: str) -> tuple[str, ...]:
-    """The names of an env's discrete actions in index order; () when it declares none."""
-    entry = PLATFORM_ENVS.get(env_id)
-    if entry is None or entry.action_names is None:
-        return ()
-    module_name, _, attribute = entry.action_names.partition(":")
-    return tuple(getattr(importlib.import_module(module_name), attribute))

@@ -1,16 +1,20 @@
-"""PettingZoo turn-based (AEC) games as RLlib MultiAgentEnvs with RLlib's action-mask convention.
+"""Any PettingZoo env, AEC or Parallel, as an RLlib MultiAgentEnv (the one adapter).
 
-`connect_four_env(env_config)` is the factory behind `pettingzoo/connect_four_v3`. It wraps
-PettingZoo's `connect_four_v3` in RLlib's `PettingZooEnv` (only the agent to move gets an
-observation; both get their final reward when the game ends) and converts observations from
-PettingZoo's `{"observation": int8 [6, 7, 2], "action_mask": int8 [7]}` to RLlib's masking
-convention `{"observations": float32 [84], "action_mask": float32 [7]}` (as in
-ray/rllib/examples/rl_modules/classes/action_masking_rlm.py). RLlib's default PPO module cannot
-read it; every rl_platform model masks illegal actions (`model.type: mlp` builds
-rl_platform/modules/masked_mlp_module.py for such envs; `lstm`, `transformer_lstm`).
+`wrap_pettingzoo(env, seed=...)` wraps an AEC env in RLlib's `PettingZooEnv` (only the agent
+to move gets an observation; PettingZoo's `last()` hands each agent the reward collected since
+its previous move, and every agent its final one when the game ends) and a Parallel env in
+`ParallelAdapter` (every live agent acts every step). Observations are rewritten once, by the
+agent's space:
 
-env_config keys: `seed` (offset by worker and vector index so env copies differ) and
-`render_mode` (PettingZoo's: "human", "rgb_array" or "ansi").
+* PettingZoo's masked dict `{"observation": [...], "action_mask": int8 [A]}` becomes RLlib's
+  masking convention `{"observations": float32 [prod(shape)], "action_mask": float32 [A]}`
+  (as in ray/rllib/examples/rl_modules/classes/action_masking_rlm.py), which every
+  rl_platform model reads (`model.type: mlp` builds modules/masked_mlp_module.py for it);
+* `Discrete(n)` observations become a one-hot float32 `Box(n)` (RLlib's models read Boxes);
+* anything else passes through unchanged.
+
+`seed` seeds the first reset only (later games follow PettingZoo's RNG); `registry.make_env`
+passes the spec's seed offset by worker and vector index (`user_envs.seed_for_copy`).
 """
 
 from collections.abc import Mapping
@@ -18,82 +22,141 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from pettingzoo.utils.env import ParallelEnv
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
+from rl_platform.connectors.history_window import ACTION_MASK_KEY, MASKED_OBS_KEY
 from rl_platform.envs.catalog import PLATFORM_ENVS
+from rl_platform.envs.user_envs import seed_for_copy
 from rl_platform.errors import UserError
 
-MASKED_OBS_KEY = "observations"
-ACTION_MASK_KEY = "action_mask"
-_SEED_STRIDE = 1000
-_KNOWN_KEYS = frozenset(PLATFORM_ENVS["pettingzoo/connect_four_v3"].kwargs or ())
+_PETTINGZOO_MASK_KEYS = frozenset({"observation", "action_mask"})
+_CONNECT_FOUR_KEYS = frozenset(PLATFORM_ENVS["pettingzoo/connect_four_v3"].kwargs or ())
 
 
-def masked_space(space: gym.spaces.Dict) -> gym.spaces.Dict:
-    """RLlib masking-convention space for a PettingZoo `{observation, action_mask}` space."""
-    board = space["observation"]
-    size = int(np.prod(board.shape))
-    mask = space["action_mask"]
-    return gym.spaces.Dict(
-        {
-            MASKED_OBS_KEY: gym.spaces.Box(0.0, 1.0, (size,), np.float32),
-            ACTION_MASK_KEY: gym.spaces.Box(0.0, 1.0, mask.shape, np.float32),
+def _is_masked(space: gym.Space) -> bool:
+    return isinstance(space, gym.spaces.Dict) and set(space.spaces) == _PETTINGZOO_MASK_KEYS
+
+
+def converted_space(space: gym.Space) -> gym.Space:
+    """The space RLlib sees for a PettingZoo observation space (module docstring)."""
+    if _is_masked(space):
+        size = int(np.prod(space["observation"].shape))
+        mask = space["action_mask"]
+        return gym.spaces.Dict(
+            {
+                MASKED_OBS_KEY: gym.spaces.Box(0.0, 1.0, (size,), np.float32),
+                ACTION_MASK_KEY: gym.spaces.Box(0.0, 1.0, mask.shape, np.float32),
+            }
+        )
+    if isinstance(space, gym.spaces.Discrete):
+        return gym.spaces.Box(0.0, 1.0, (int(space.n),), np.float32)
+    return space
+
+
+def convert_obs(space: gym.Space, obs: Any) -> Any:
+    """One observation in PettingZoo's `space`, rewritten for `converted_space(space)`."""
+    if _is_masked(space):
+        return {
+            MASKED_OBS_KEY: np.asarray(obs["observation"], dtype=np.float32).reshape(-1),
+            ACTION_MASK_KEY: np.asarray(obs["action_mask"], dtype=np.float32),
         }
-    )
+    if isinstance(space, gym.spaces.Discrete):
+        one_hot = np.zeros(int(space.n), np.float32)
+        one_hot[int(obs) - int(space.start)] = 1.0
+        return one_hot
+    return obs
 
 
-def masked_obs(obs: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    return {
-        MASKED_OBS_KEY: np.asarray(obs["observation"], dtype=np.float32).reshape(-1),
-        ACTION_MASK_KEY: np.asarray(obs["action_mask"], dtype=np.float32),
-    }
+class _Converting:
+    """Mixin: per-agent converted spaces and observations, first-reset seeding."""
+
+    raw_spaces: dict[Any, gym.Space]
+    _seed: int | None
+
+    def _convert_spaces(self, observation_spaces: Mapping[Any, gym.Space]) -> None:
+        self.raw_spaces = dict(observation_spaces)
+        self.observation_spaces = {a: converted_space(s) for a, s in self.raw_spaces.items()}
+        self.observation_space = gym.spaces.Dict(self.observation_spaces)
+
+    def _convert(self, obs: Mapping[Any, Any]) -> dict[Any, Any]:
+        return {agent: convert_obs(self.raw_spaces[agent], o) for agent, o in obs.items()}
+
+    def _first_seed(self, seed: int | None) -> int | None:
+        if seed is None and self._seed is not None:
+            seed, self._seed = self._seed, None  # seed only the first game; later ones follow
+        return seed
 
 
-class MaskedPettingZooEnv(PettingZooEnv):
-    """`PettingZooEnv` whose observations follow RLlib's `{observations, action_mask}` keys."""
+class AECAdapter(_Converting, PettingZooEnv):
+    """RLlib's `PettingZooEnv` for turn-based (AEC) games, observations converted."""
 
     def __init__(self, env: Any, *, seed: int | None = None) -> None:
         super().__init__(env)
         self._seed = seed
-        self.observation_spaces = {
-            aid: masked_space(space) for aid, space in self.observation_spaces.items()
-        }
-        self.observation_space = gym.spaces.Dict(self.observation_spaces)
+        self._convert_spaces(self.observation_spaces)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
-        if seed is None and self._seed is not None:
-            seed, self._seed = self._seed, None  # seed only the first game; later ones follow
-        obs, infos = super().reset(seed=seed, options=options)
-        return {aid: masked_obs(o) for aid, o in obs.items()}, infos
+        obs, infos = super().reset(seed=self._first_seed(seed), options=options)
+        return self._convert(obs), infos
 
     def step(self, action: dict) -> tuple[dict, dict, dict, dict, dict]:
         obs, rewards, terminateds, truncateds, infos = super().step(action)
-        return (
-            {aid: masked_obs(o) for aid, o in obs.items()},
-            rewards,
-            terminateds,
-            truncateds,
-            infos,
-        )
+        return self._convert(obs), rewards, terminateds, truncateds, infos
 
 
-def _seed_for_copy(env_config: Mapping[str, Any]) -> int | None:
-    seed = env_config.get("seed")
-    if seed is None:
-        return None
-    worker = int(getattr(env_config, "worker_index", 0) or 0)
-    vector = int(getattr(env_config, "vector_index", 0) or 0)
-    return int(seed) + worker * _SEED_STRIDE + vector
+class ParallelAdapter(_Converting, MultiAgentEnv):
+    """A PettingZoo Parallel env (simultaneous moves), observations converted."""
+
+    def __init__(self, env: ParallelEnv, *, seed: int | None = None) -> None:
+        super().__init__()
+        self.par_env = env
+        self._seed = seed
+        self.possible_agents = list(env.possible_agents)
+        self.agents = list(self.possible_agents)
+        self.action_spaces = {a: env.action_space(a) for a in self.possible_agents}
+        self.action_space = gym.spaces.Dict(self.action_spaces)
+        self._convert_spaces({a: env.observation_space(a) for a in self.possible_agents})
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        obs, infos = self.par_env.reset(seed=self._first_seed(seed), options=options)
+        self.agents = list(self.par_env.agents)
+        return self._convert(obs), dict(infos or {})
+
+    def step(self, action: dict) -> tuple[dict, dict, dict, dict, dict]:
+        obs, rewards, terminateds, truncateds, infos = self.par_env.step(action)
+        self.agents = list(self.par_env.agents)
+        terminateds = {**terminateds, "__all__": all(terminateds.values())}
+        truncateds = {**truncateds, "__all__": all(truncateds.values())}
+        return self._convert(obs), dict(rewards), terminateds, truncateds, dict(infos)
+
+    def render(self) -> Any:
+        return self.par_env.render()
+
+    def close(self) -> None:
+        self.par_env.close()
+
+
+def wrap_pettingzoo(env: Any, *, seed: int | None = None) -> MultiAgentEnv:
+    """The RLlib view of a PettingZoo env (module docstring)."""
+    if isinstance(env, ParallelEnv):
+        return ParallelAdapter(env, seed=seed)
+    return AECAdapter(env, seed=seed)
 
 
 def connect_four_env(env_config: Mapping[str, Any] | None = None) -> MultiAgentEnv:
-    """PettingZoo connect four as an RLlib MultiAgentEnv (see the module docstring)."""
+    """PettingZoo connect four, the factory behind `pettingzoo/connect_four_v3`.
+
+    env_config keys: `seed` and `render_mode` (PettingZoo's: "human", "rgb_array", "ansi").
+    """
     from pettingzoo.classic import connect_four_v3
 
     config = env_config if env_config is not None else {}
-    unknown = sorted(set(config) - _KNOWN_KEYS)
+    unknown = sorted(set(config) - _CONNECT_FOUR_KEYS)
     if unknown:
-        raise UserError(f"connect_four: unknown env kwargs {unknown}; known: {sorted(_KNOWN_KEYS)}")
+        raise UserError(
+            f"connect_four: unknown env kwargs {unknown}; known: {sorted(_CONNECT_FOUR_KEYS)}"
+        )
     env = connect_four_v3.env(render_mode=config.get("render_mode"))
-    return MaskedPettingZooEnv(env, seed=_seed_for_copy(config))
+    return wrap_pettingzoo(env, seed=seed_for_copy(config))

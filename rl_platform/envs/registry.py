@@ -1,5 +1,6 @@
-"""Register spec envs with Ray under one name each (with `pettingzoo_adapter.py`, an envs file that
-imports Ray; `catalog.py` and the game cores do not)."""
+"""Build spec envs and register them with Ray under one name each (with `pettingzoo_adapter.py`
+and `vector_game_env.py`, the envs files that import Ray; `catalog.py`, `sources.py`,
+`user_envs.py` and the game cores do not)."""
 
 import importlib
 from typing import Any
@@ -8,6 +9,10 @@ import gymnasium as gym
 from ray.tune.registry import register_env
 
 from rl_platform.envs.catalog import PLATFORM_ENVS
+from rl_platform.envs.pettingzoo_adapter import wrap_pettingzoo
+from rl_platform.envs.sources import resolve_env_source
+from rl_platform.envs.user_envs import build_product, product_kind, seed_for_copy
+from rl_platform.envs.vector_game_env import VectorGameEnv
 from rl_platform.spec.sections import EnvSpec
 
 ATARI_DIM = 64
@@ -21,19 +26,35 @@ def load_factory(path: str) -> Any:
 
 
 def make_env(env_id: str, wrappers: list[str], kwargs: dict[str, Any]) -> Any:
-    """Build one env instance for `env_id` with the spec's wrappers (runs in env runners)."""
-    entry = PLATFORM_ENVS.get(env_id)
-    if entry is not None:
-        # Pass RLlib's EnvContext through unchanged: its worker_index/vector_index give each
-        # vectorized copy its own seed (a plain dict copy would drop them).
-        env = load_factory(entry.factory)(kwargs)
-    else:
+    """Build one env instance for `env_id` with the spec's wrappers (runs in env runners).
+
+    `kwargs` may be RLlib's EnvContext: pass it through unchanged, its worker_index and
+    vector_index give each vectorized copy its own seed (a plain dict copy would drop them).
+    """
+    source = resolve_env_source(env_id)
+    if source.origin == "platform":
+        env = load_factory(PLATFORM_ENVS[env_id].factory)(kwargs)
+    elif source.origin == "gymnasium":
         if env_id.startswith("ALE/"):
             import ale_py
 
             gym.register_envs(ale_py)
         env = gym.make(env_id, **kwargs)
+    else:
+        env = user_env(env_id, kwargs)
     return apply_wrappers(env, wrappers)
+
+
+def user_env(env_id: str, env_config: Any) -> Any:
+    """A user's entry point or PettingZoo env, wrapped once for RLlib where it needs it."""
+    product = build_product(resolve_env_source(env_id), env_config)
+    kind = product_kind(product)
+    seed = seed_for_copy(env_config)
+    if kind == "pettingzoo":
+        return wrap_pettingzoo(product, seed=seed)
+    if kind == "vector_game":
+        return VectorGameEnv(product, seed=seed)
+    return product
 
 
 def apply_wrappers(env: Any, wrappers: list[str]) -> Any:

@@ -11,7 +11,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from rl_platform.envs.catalog import close_env_ids, is_known_env, is_multi_agent
+from rl_platform.envs.env_info import check_env, is_multi_agent
+from rl_platform.envs.sources import EnvIdError
 from rl_platform.errors import UserError
 from rl_platform.policies.uri import PolicyKind, PolicyURI
 from rl_platform.teachers import ENV_IDS
@@ -28,7 +29,7 @@ class EnvTarget:
 
     @property
     def multi_agent(self) -> bool:
-        return is_multi_agent(self.env_id)
+        return is_multi_agent(self.env_id, self.kwargs)
 
 
 def _run_spec_env(uri: PolicyURI) -> EnvTarget | None:
@@ -61,10 +62,10 @@ def resolve_env(env: str | None, *, policies: list[PolicyURI]) -> EnvTarget:
             raise UserError("--env is required (an env id such as CartPole-v1, or a spec file)")
         return trained
     env_id = ENV_IDS.get(env, env)
-    if not is_known_env(env_id):
-        close = close_env_ids(env_id)
-        hint = f" Did you mean {', '.join(close)}?" if close else " `rlp envs` lists ours."
-        raise UserError(f"--env {env!r}: unknown env id.{hint}")
+    try:
+        check_env(env_id)
+    except EnvIdError as err:
+        raise UserError(f"--env {env!r}: {err}") from None
     if trained is not None and trained.env_id == env_id:
         return trained
     return EnvTarget(env_id)

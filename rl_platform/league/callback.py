@@ -40,7 +40,7 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-from rl_platform.envs.catalog import is_multi_agent
+from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
 from rl_platform.league import routing
 from rl_platform.league.league import MAIN_ID, League, learner_ids_for
@@ -72,9 +72,9 @@ def league_modules(main_spec: RLModuleSpec, settings: LeagueSettings) -> dict[st
     specs = {lid: copy.deepcopy(main_spec) for lid in learner_ids_for(settings.spec)}
     for k in range(settings.spec.slots):
         specs[module_id_for_slot(k)] = copy.deepcopy(main_spec)
-    for agent in settings.spec.scripted:
+    for name, agent in settings.spec.scripted_agents.items():
         config = {"env_id": settings.env_id, "agent": agent, "seed": settings.seed}
-        specs[module_id_for_scripted(agent)] = RLModuleSpec(
+        specs[module_id_for_scripted(name)] = RLModuleSpec(
             module_class=ScriptedRLModule, model_config=config
         )
     return specs
@@ -86,9 +86,9 @@ def league_extension(
     """Config extension (pass `functools.partial(league_extension, run_dir=...)`)."""
     if spec.league is None:
         return config
-    if not is_multi_agent(spec.env.id):
+    if not is_multi_agent(spec.env.id, spec.env.kwargs):
         raise UserError(f"league: env {spec.env.id!r} is single-agent; a league needs two players")
-    check_scripted_names(env_id=spec.env.id, names=list(spec.league.scripted))
+    check_scripted_names(env_id=spec.env.id, names=list(spec.league.scripted_agents.values()))
     settings = LeagueSettings(
         root=str(Path(run_dir) / LEAGUE_DIR), spec=spec.league, env_id=spec.env.id, seed=spec.seed
     )

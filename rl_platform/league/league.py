@@ -98,11 +98,12 @@ class League:
     def _ensure_spec_members(self) -> list[str]:
         """Register learners and scripted agents the spec names but the pool lacks."""
         wanted = [*spec_learners(self.spec)]
-        wanted += [(MemberKind.SCRIPTED, agent) for agent in self.spec.scripted]
+        wanted += [(MemberKind.SCRIPTED, name) for name in self.spec.scripted_agents]
         added = []
         for kind, member_id in wanted:
             if member_id not in self.pool:
-                extra = {"agent": member_id} if kind is MemberKind.SCRIPTED else {}
+                agent = self.spec.scripted_agents.get(member_id)
+                extra = {"agent": agent} if kind is MemberKind.SCRIPTED else {}
                 self.pool.add_member(Member(id=member_id, kind=kind, metadata=extra))
                 added.append(member_id)
         return added
@@ -112,7 +113,8 @@ class League:
         if unknown:
             raise UserError(
                 f"opponent_mix names {unknown}, which are neither 'self_play', scripted agents "
-                f"(scripted: {self.spec.scripted}) nor league members ({self.pool.ids})"
+                f"(scripted: {list(self.spec.scripted_agents)}) nor league members "
+                f"({self.pool.ids})"
             )
 
     # ----- queries ---------------------------------------------------------------------------

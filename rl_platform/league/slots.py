@@ -56,7 +56,7 @@ def module_id_for_member(member: Member, *, slot_of: Mapping[str, int]) -> str:
     if member.is_learner:
         return member.id
     if member.kind is MemberKind.SCRIPTED:
-        return module_id_for_scripted(str(member.metadata.get("agent", member.id)))
+        return module_id_for_scripted(member.id)
     if member.id not in slot_of:
         raise UserError(f"league member {member.id!r} is not loaded in any opponent slot")
     return module_id_for_slot(slot_of[member.id])

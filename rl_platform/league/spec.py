@@ -81,8 +81,13 @@ class LeagueSpec(BaseModel):
         default=None, ge=1, description="Keep at most this many snapshots; the oldest are evicted."
     )
     roles: RolesSpec = Field(default_factory=RolesSpec, description="Exploiter learners.")
-    scripted: list[str] = Field(
-        default_factory=list, description="Scripted agent names added to the pool as members."
+    scripted: list[str] | dict[str, str] = Field(
+        default_factory=list,
+        description=(
+            "Scripted agents added to the pool as members: rl_platform's names (`[based]`), "
+            "or member name -> agent (`{mybot: mypkg.bots:act}`), where an agent is one of "
+            "ours or a user's `package.module:act_fn`, `act(obs, rng) -> actions[B]`."
+        ),
     )
 
     @field_validator("opponent_mix")
@@ -109,15 +114,23 @@ class LeagueSpec(BaseModel):
         """The normalized mix in effect at `env_steps`."""
         return mix_at(self.opponent_mix, env_steps, self.mix_interpolation)
 
+    @property
+    def scripted_agents(self) -> dict[str, str]:
+        """Member name -> scripted agent (a registry name or `package.module:act_fn`)."""
+        if isinstance(self.scripted, dict):
+            return dict(self.scripted)
+        return {name: name for name in self.scripted}
+
     @field_validator("scripted")
     @classmethod
-    def _check_scripted(cls, names: list[str]) -> list[str]:
+    def _check_scripted(cls, value: list[str] | dict[str, str]) -> list[str] | dict[str, str]:
+        names = list(value)
         for name in names:
             _checked(name, "scripted agent name")
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"scripted agents listed more than once: {duplicates}")
-        return names
+        return value
 
     @model_validator(mode="after")
     def _check_slots(self) -> "LeagueSpec":

@@ -1,6 +1,7 @@
 """`ScriptedRLModule`: a parameter-free RLModule that plays a scripted league agent.
 
-model_config: `{"env_id": <env id>, "agent": <scripted agent name>, "seed": int | None}`.
+model_config: `{"env_id": <env id>, "agent": <scripted agent>, "seed": int | None}`, where the
+agent is a registry name, `random`, or a user's `package.module:act_fn` (teachers/registry.py).
 The module returns `Columns.ACTIONS` directly (like RLlib's heuristic example modules in
 ray/rllib/examples/rl_modules/classes/rock_paper_scissors_heuristic_rlm.py), so no action
 distribution is sampled. It is a plain `RLModule`, not a torch one: torch learners give every
@@ -32,7 +33,9 @@ class ScriptedRLModule(RLModule):
     def setup(self) -> None:
         config = dict(self.model_config or {})
         self.agent_name = str(config["agent"])
-        self._act = scripted_act(env_id=str(config["env_id"]), agent=self.agent_name)
+        self._act = scripted_act(
+            env_id=str(config["env_id"]), agent=self.agent_name, action_space=self.action_space
+        )
         # A seeded stream keeps runs reproducible; stochastic agents (random, based) use it.
         self._rng = np.random.default_rng(config.get("seed"))
 

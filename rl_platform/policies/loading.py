@@ -40,6 +40,8 @@ def load_policy(uri: str | PolicyURI, *, env: EnvContext, sample: bool = False) 
     sample = parsed.sample if parsed.sample is not None else sample
     if parsed.kind == PolicyKind.RANDOM:
         return RandomPolicy(parsed.text, env.action_space)
+    if parsed.kind == PolicyKind.SCRIPTED and parsed.env is None:  # scripted://pkg.mod:act
+        return _scripted_for_env(parsed.text, str(parsed.name), env)
     if parsed.kind == PolicyKind.SCRIPTED:
         return _scripted(parsed.text, env_short=parsed.env, name=parsed.name, env=env, uri=parsed)
     if parsed.kind == PolicyKind.CHECKPOINT:
@@ -60,12 +62,11 @@ def _scripted(
 
 
 def _scripted_for_env(label: str, agent: str, env: EnvContext) -> Policy:
-    from rl_platform.teachers import env_short_name
+    """A league's scripted member: a registry name, `random`, or a user's entry point."""
+    from rl_platform.teachers import scripted_act
 
-    short = env_short_name(env.env_id)
-    if short is None:
-        raise UserError(f"{label}: {env.env_id} has no scripted agents")
-    return _scripted(label, env_short=short, name=agent, env=env, uri=None)
+    act = scripted_act(env_id=env.env_id, agent=agent, action_space=env.action_space)
+    return FunctionPolicy(label, act)
 
 
 def _existing(path: str | None, *, label: str) -> Path:

@@ -2,6 +2,7 @@
 
     checkpoint://RUN_DIR[/CHECKPOINT][?module=main&sample=true]
     scripted://ENV/NAME[?param=value]
+    scripted://package.module:act_fn          (a user's agent, `act(obs, rng) -> actions[B]`)
     league://RUN_DIR/MEMBER[?sample=true]
     random
 
@@ -20,6 +21,7 @@ from enum import StrEnum
 from urllib.parse import parse_qsl
 
 from rl_platform.errors import UserError
+from rl_platform.utils.user_code import is_entry_point
 
 
 class PolicyKind(StrEnum):
@@ -158,9 +160,14 @@ def _parse_checkpoint(text: str, body: str) -> dict[str, str | None]:
 
 
 def _parse_scripted(text: str, body: str) -> dict[str, str | None]:
+    if is_entry_point(body):  # a user's agent, scripted://package.module:act_fn
+        return {"env": None, "name": body}
     env, _, name = body.partition("/")
     if not env or not name or "/" in name:
-        raise UserError(f"{text}: expected scripted://ENV/NAME, e.g. scripted://duel/based")
+        raise UserError(
+            f"{text}: expected scripted://ENV/NAME, e.g. scripted://duel/based, or "
+            "scripted://package.module:act_fn"
+        )
     return {"env": env, "name": name}
 
 

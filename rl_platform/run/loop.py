@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from loguru import logger
 
-from rl_platform.envs.catalog import action_names_of
+from rl_platform.envs.env_info import action_names_of
 from rl_platform.envs.registry import trained_action_space
 from rl_platform.errors import TrainingHealthError
 from rl_platform.run.env_runner_health import check_env_runners

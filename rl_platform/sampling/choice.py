@@ -9,7 +9,7 @@ it: recurrent states and the opponent-history window live in the runner's arrays
 from dataclasses import dataclass
 from typing import Literal
 
-from rl_platform.envs.catalog import is_multi_agent, vector_game_of
+from rl_platform.envs.env_info import is_multi_agent, vector_game_of
 
 VECTOR_ALGOS = ("PPO", "APPO", "IMPALA")
 

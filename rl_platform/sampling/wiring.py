@@ -9,7 +9,7 @@ locally and in remote actors, so settings travel as class attributes).
 from loguru import logger
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
-from rl_platform.envs.catalog import vector_game_of
+from rl_platform.envs.env_info import vector_game_of
 from rl_platform.sampling.choice import choose_runner
 from rl_platform.sampling.vector_env_runner import VectorEnvRunner, VectorRunnerSettings
 from rl_platform.spec import ExperimentSpec

@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from rl_platform.bc.spec import BCSpec
-from rl_platform.envs.catalog import is_multi_agent
+from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
 from rl_platform.league.spec import LeagueSpec
 from rl_platform.sampling.choice import choose_runner
@@ -140,12 +140,12 @@ class ExperimentSpec(SpecModel):
                 "evaluation: {every_env_steps: 50000, episodes: 100}"
             )
         opponents = self.evaluation.opponents if self.evaluation is not None else []
-        if opponents and not is_multi_agent(self.env.id):
+        if opponents and not is_multi_agent(self.env.id, self.env.kwargs):
             raise ValueError(
                 f"evaluation.opponents applies to two-player envs; {self.env.id} is "
                 "single-agent (leave it empty)"
             )
-        scripted = [name for name in opponents if "://" not in name and name != "random"]
+        scripted = [self.scripted_agent(n) for n in opponents if "://" not in n and n != "random"]
         try:
             check_scripted_names(env_id=self.env.id, names=scripted)
         except UserError as err:
@@ -183,6 +183,12 @@ class ExperimentSpec(SpecModel):
                 "digit (it becomes a folder name)"
             )
         return value
+
+    def scripted_agent(self, name: str) -> str:
+        """The agent a scripted opponent's name stands for: `league.scripted` may map a name
+        to a user's `package.module:act_fn`; any other name is the agent itself."""
+        agents = self.league.scripted_agents if self.league is not None else {}
+        return agents.get(name, name)
 
     def dump(self) -> dict[str, Any]:
         """Plain data, YAML-ready, mirroring the file format (no routing keys)."""

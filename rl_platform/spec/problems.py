@@ -112,6 +112,8 @@ def _one_line(root: type[BaseModel], error: dict[str, Any]) -> str:
     message = error["msg"].removeprefix("Value error, ")
     if not loc:  # a rule across sections: its message names the fields
         return message
+    if isinstance(value, dict):  # a rule across one section's fields: its message names them
+        return f"{path}: {message}"
     if kind in {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}:
         message += _range_hint(field)
     return f"{path}: {_short(value)} is invalid: {message}"

@@ -5,8 +5,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
-from rl_platform.envs.catalog import close_env_ids, is_known_env
+from rl_platform.envs.env_info import check_env
 from rl_platform.envs.env_kwargs import unknown_env_kwargs
+from rl_platform.envs.sources import EnvIdError, resolve_env_source
 from rl_platform.spec.base import SpecModel
 from rl_platform.spec.evaluation import check_eval_stop_key
 
@@ -18,7 +19,11 @@ class EnvSpec(SpecModel):
     """Which environment to run and how many copies each env runner steps."""
 
     id: str
-    """Gymnasium id (CartPole-v1, ALE/Pong-v5, Hopper-v5) or an rl_platform id (rlp/Duel-v0)."""
+    """An rl_platform id (rlp/Duel-v0), a Gymnasium id (CartPole-v1, ALE/Pong-v5, or
+    `module:EnvName-v0`, which imports the module that registers it), an entry point
+    `package.module:ClassOrFactory` (a gymnasium.Env, RLlib MultiAgentEnv, PettingZoo env or
+    VectorGame), or a PettingZoo env's module path (pettingzoo.classic.tictactoe_v3).
+    docs/envs.md."""
     kwargs: dict[str, Any] = {}
     """Keyword arguments for the env constructor (`gymnasium.make(id, **kwargs)`)."""
     envs_per_runner: PositiveInt = 1
@@ -36,10 +41,10 @@ class EnvSpec(SpecModel):
     @field_validator("id")
     @classmethod
     def _known_env(cls, env_id: str) -> str:
-        if not is_known_env(env_id):
-            close = close_env_ids(env_id)
-            hint = f"did you mean {', '.join(close)}?" if close else "`rlp envs` lists known ids"
-            raise ValueError(f"unknown env id; {hint}")
+        try:
+            resolve_env_source(env_id)
+        except EnvIdError as err:
+            raise ValueError(str(err)) from None
         return env_id
 
     @field_validator("kwargs")
@@ -53,6 +58,16 @@ class EnvSpec(SpecModel):
             hint = f"did you mean {close[0]!r}?" if close else f"it reads {', '.join(accepted)}"
             raise ValueError(f"{env_id} does not read {unknown[0]!r}; {hint}")
         return kwargs
+
+    @model_validator(mode="after")
+    def _user_env_builds(self) -> "EnvSpec":
+        # A user's env is built once here, so a wrong return type or an unusable space is a
+        # spec error now rather than a traceback inside an env runner later.
+        try:
+            check_env(self.id, self.kwargs)
+        except EnvIdError as err:
+            raise ValueError(f"env.id {self.id!r}: {err}") from None
+        return self
 
 
 class ResourcesSpec(SpecModel):

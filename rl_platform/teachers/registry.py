@@ -16,10 +16,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
+from rl_platform.connectors.history_window import ACTION_MASK_KEY
 from rl_platform.errors import UserError
 from rl_platform.teachers.observations import duel_raw_obs
+from rl_platform.utils.user_code import UserCodeError, is_entry_point, load_entry_point
 
 ActFn = Callable[[Any, np.random.Generator], np.ndarray]
 
@@ -142,17 +145,50 @@ def env_short_name(env_id: str) -> str | None:
     return next((short for short, full in ENV_IDS.items() if full == env_id), None)
 
 
-def scripted_act(*, env_id: str, agent: str) -> ActFn:
-    """The scripted agent `agent` of env `env_id` without parameters (league members, modules)."""
+RANDOM_AGENT = "random"
+"""A uniformly random (legal) action: every env has it, from its action space."""
+
+
+def random_act(action_space: gym.Space) -> ActFn:
+    """Uniform over `action_space`, legal actions only when observations carry a mask."""
+
+    def act(obs: Any, rng: np.random.Generator) -> np.ndarray:
+        if isinstance(obs, Mapping) and ACTION_MASK_KEY in obs:
+            legal = np.asarray(obs[ACTION_MASK_KEY]) > 0.5
+            legal = legal.reshape(-1, legal.shape[-1])
+            # Legal actions score in [1, 2), illegal ones in [0, 1): argmax picks a legal one.
+            return (rng.random(legal.shape) + legal).argmax(axis=1).astype(np.int64)
+        first = next(iter(obs.values())) if isinstance(obs, Mapping) else obs
+        return np.stack([action_space.sample() for _ in range(len(np.asarray(first)))])
+
+    return act
+
+
+def scripted_act(*, env_id: str, agent: str, action_space: gym.Space | None = None) -> ActFn:
+    """The scripted agent `agent` for env `env_id` without parameters (league members,
+    modules): a registry name, `random` (any env, given its `action_space`), or a user's
+    `package.module:act_fn` with the registry's signature `act(obs, rng) -> actions[B]`."""
+    if is_entry_point(agent):
+        act = load_entry_point(agent, label=f"scripted agent {agent!r}")
+        if not callable(act):
+            raise UserCodeError(
+                f"scripted agent {agent!r} is a {type(act).__name__}, not a function"
+            )
+        return act
     short = env_short_name(env_id)
+    known = short is not None and (short, agent) in SCRIPTED_POLICIES
+    if agent == RANDOM_AGENT and not known and action_space is not None:
+        return random_act(action_space)
     if short is None:
         raise UserError(
-            f"scripted agents exist for {sorted(ENV_IDS.values())}, not for env {env_id!r}"
+            f"scripted agent {agent!r}: rl_platform's agents play {sorted(ENV_IDS.values())}, "
+            f"not {env_id!r}; name your own as package.module:act_fn"
         )
     return get_scripted(short, agent).build({})
 
 
 def check_scripted_names(*, env_id: str, names: list[str]) -> None:
-    """Fail at config time (not inside an env runner) on unknown scripted agent names."""
+    """Fail at config time (not inside an env runner) on unknown scripted agents."""
     for name in names:
-        scripted_act(env_id=env_id, agent=name)
+        if name != RANDOM_AGENT:
+            scripted_act(env_id=env_id, agent=name)

@@ -80,15 +80,12 @@ def make_kwargs_cartpole(**kwargs: Any) -> KwargsCartPole:
 
 
 def register_gym_envs() -> None:
-    """Register the driver-side test envs with Gymnasium and refresh the spec's id cache.
+    """Register the driver-side test envs with Gymnasium (the spec reads its ids afresh).
 
     Factories, not the wrapper classes, are the entry points: Gymnasium reads `metadata` off a
     class entry point, and on a Wrapper class that is a property object.
     """
-    from rl_platform.envs.catalog import gymnasium_ids
-
     if NAN_REWARD_ENV_ID not in gym.registry:
         gym.register(NAN_REWARD_ENV_ID, entry_point=make_nan_reward, max_episode_steps=500)
     if KWARGS_ENV_ID not in gym.registry:
         gym.register(KWARGS_ENV_ID, entry_point=make_kwargs_cartpole, max_episode_steps=500)
-    gymnasium_ids.cache_clear()

@@ -26,7 +26,6 @@ import pytest
 from typer.testing import CliRunner
 
 from rl_platform.cli import app
-from rl_platform.envs.catalog import gymnasium_ids
 from rl_platform.search.results import read_results_csv
 from rl_platform.spec import load_spec
 from tests.reliability.faulty_envs import FlakyCartPole, failure_count
@@ -57,7 +56,6 @@ def register_flaky_env() -> None:
     """Register the flaky CartPole with gymnasium (the driver, and Ray's worker setup hook)."""
     if FLAKY_ID not in gym.registry:
         gym.register(FLAKY_ID, entry_point=_make_flaky, max_episode_steps=500)
-    gymnasium_ids.cache_clear()
 
 
 SPEC = """\

@@ -1,0 +1,149 @@
+"""Build a user's env (entry point or PettingZoo module) and probe it once, without Ray.
+
+`build_product` calls what `env.id` names the way its kind expects (sources.py) and returns
+what came back, unwrapped: a `gymnasium.Env`, an RLlib `MultiAgentEnv`, a PettingZoo AEC or
+Parallel env, or a one-game `VectorGame`. `registry.make_env` wraps it for RLlib
+(pettingzoo_adapter.py, vector_game_env.py); `probe_env_kind` builds one in the driver at
+validation time to learn the env's kind and check its spaces, so a wrong return type or a
+space RLlib cannot handle is a one-line spec error instead of a traceback in an env runner.
+"""
+
+import functools
+import json
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import gymnasium as gym
+
+from rl_platform.envs.sources import (
+    EnvIdError,
+    EnvSource,
+    is_rllib_multi_agent_class,
+    resolve_env_source,
+)
+from rl_platform.envs.vector_game import VectorGame
+from rl_platform.utils.user_code import import_user_module, user_frames
+
+SEED_KEY = "seed"
+_SEED_STRIDE = 1000
+_UNSUPPORTED_SPACES = (gym.spaces.Text, gym.spaces.Graph, gym.spaces.Sequence, gym.spaces.OneOf)
+_ACTION_SPACES = (gym.spaces.Discrete, gym.spaces.Box, gym.spaces.MultiDiscrete)
+EXPECTED = (
+    "a gymnasium.Env, an RLlib MultiAgentEnv, a PettingZoo AEC or Parallel env, or a "
+    "VectorGame class"
+)
+
+
+def seed_for_copy(env_config: Mapping[str, Any]) -> int | None:
+    """`env_config["seed"]` offset by RLlib's worker and vector index, so env copies differ."""
+    seed = env_config.get(SEED_KEY)
+    if seed is None:
+        return None
+    worker = int(getattr(env_config, "worker_index", 0) or 0)
+    vector = int(getattr(env_config, "vector_index", 0) or 0)
+    return int(seed) + worker * _SEED_STRIDE + vector
+
+
+def user_target(source: EnvSource) -> Any:
+    """The class, factory or PettingZoo constructor a user source names."""
+    if source.origin == "pettingzoo":
+        module = import_user_module(source.target, label="", error=EnvIdError)
+        return getattr(module, "parallel_env", None) or module.env
+    module_name, _, attribute = source.target.partition(":")
+    module = import_user_module(module_name, label="", error=EnvIdError)
+    return getattr(module, attribute)
+
+
+def build_product(source: EnvSource, env_config: Mapping[str, Any]) -> Any:
+    """Call the user's target for one env (see the module docstring); `seed` is ours, never
+    passed on, except to RLlib MultiAgentEnv classes, which take the whole env_config."""
+    target = user_target(source)
+    kwargs = {k: v for k, v in env_config.items() if k != SEED_KEY}
+    try:
+        if source.calling == "env_config":
+            return target(env_config)
+        if source.calling == "vector_game":
+            return target(1, **kwargs)
+        return target(**kwargs)
+    except EnvIdError:
+        raise
+    except Exception as exc:
+        raise EnvIdError(
+            f"building the env failed: {type(exc).__name__}: {exc}{user_frames(exc)}"
+        ) from None
+
+
+def product_kind(product: Any) -> Literal["single", "multi", "pettingzoo", "vector_game"]:
+    """What a built product is; EnvIdError for anything else."""
+    from pettingzoo.utils.env import AECEnv, ParallelEnv
+
+    if isinstance(product, AECEnv | ParallelEnv):
+        return "pettingzoo"
+    if isinstance(product, VectorGame):
+        return "vector_game"
+    if is_rllib_multi_agent_class(type(product)):
+        return "multi"
+    if isinstance(product, gym.Env):
+        return "single"
+    raise EnvIdError(f"returned a {type(product).__name__}; expected {EXPECTED}")
+
+
+def _agent_spaces(product: Any, kind: str) -> dict[str, tuple[gym.Space, gym.Space]]:
+    if kind == "single":
+        return {"agent": (product.observation_space, product.action_space)}
+    if kind == "vector_game":
+        return {
+            f"seat_{p}": (product.observation_space, product.action_space)
+            for p in range(product.num_seats)
+        }
+    agents = list(product.possible_agents)
+    if kind == "pettingzoo":
+        return {a: (product.observation_space(a), product.action_space(a)) for a in agents}
+    return {a: (product.get_observation_space(a), product.get_action_space(a)) for a in agents}
+
+
+def _unsupported(space: gym.Space) -> gym.Space | None:
+    if isinstance(space, _UNSUPPORTED_SPACES):
+        return space
+    children = []
+    if isinstance(space, gym.spaces.Dict):
+        children = list(space.spaces.values())
+    elif isinstance(space, gym.spaces.Tuple):
+        children = list(space.spaces)
+    return next((bad for c in children if (bad := _unsupported(c)) is not None), None)
+
+
+def check_spaces(spaces: Mapping[str, tuple[gym.Space, gym.Space]]) -> None:
+    """EnvIdError for spaces no RLlib model here can read or act in."""
+    for agent, (observation, action) in spaces.items():
+        bad = _unsupported(observation)
+        if bad is not None:
+            raise EnvIdError(
+                f"agent {agent!r} observes a {type(bad).__name__} space, which RLlib's "
+                "models cannot read; use Box, Discrete, MultiDiscrete, Dict or Tuple"
+            )
+        if not isinstance(action, _ACTION_SPACES):
+            raise EnvIdError(
+                f"agent {agent!r} acts in a {type(action).__name__} space; rl_platform's "
+                "models act in Discrete, Box or MultiDiscrete spaces"
+            )
+
+
+@functools.cache
+def _probe(env_id: str, kwargs_json: str) -> Literal["single", "multi"]:
+    source = resolve_env_source(env_id)
+    product = build_product(source, json.loads(kwargs_json))
+    try:
+        kind = product_kind(product)
+        check_spaces(_agent_spaces(product, kind))
+    finally:
+        close = getattr(product, "close", None)
+        if callable(close):
+            close()
+    return "single" if kind == "single" else "multi"
+
+
+def probe_env_kind(env_id: str, kwargs: Mapping[str, Any] | None = None) -> str:
+    """Build one env of a user source with `kwargs` (once per process and arguments), check
+    its spaces, and return "single" or "multi"."""
+    return _probe(env_id, json.dumps(dict(kwargs or {}), sort_keys=True, default=str))
