@@ -45,3 +45,15 @@ def test_pettingzoo_parallel_envs_move_together_with_one_hot_observations() -> N
     assert rewards == {"player_0": 1, "player_1": -1}  # rock beats scissors
     np.testing.assert_array_equal(obs["player_0"], [0, 0, 1, 0])  # sees the other's scissors
     assert terminateds["__all__"] is False and "__all__" in truncateds
+
+
+def test_a_users_rllib_multi_agent_env_takes_the_env_config() -> None:
+    from rl_platform.envs.env_info import is_multi_agent
+    from rl_platform.envs.sources import resolve_env_source
+
+    env_id = "tests.fixtures.pennies_env:PenniesMultiAgentEnv"
+    source = resolve_env_source(env_id)
+    assert (source.calling, source.kind) == ("env_config", "multi")
+    assert is_multi_agent(env_id, {"rounds": 3})
+    env = make_env(env_id, [], {"rounds": 3})
+    assert env.rounds == 3 and env.possible_agents == ["player_0", "player_1"]
