@@ -1,16 +1,26 @@
-"""Forward+backward throughput of the transformer_lstm network vs a plain PyTorch reference.
+"""Throughput of the transformer_lstm network: vs a plain PyTorch reference, and window vs
+streaming opponent encoder.
 
-Pure torch (no Ray import). Both networks have the same shape: strategy transformer over the
-last H opponent frames of every (batch, time) step, attention pooling / cross-attention,
-concat -> d_model projection, LSTM over time, actor and critic heads. The reference uses stock
-`nn.TransformerEncoder`, `nn.MultiheadAttention` and `nn.LSTM` in fp32 eager mode. Stock
-attention has no grouped key/value heads, so the reference's K/V projections are full-width
-(more parameters, same attention shapes); the rows compare time, not parameter counts.
+Pure torch (no Ray import). Two tables, both at the reference defaults (H 90, 6 layers,
+8 heads, d_model 256, LSTM 512) with the duel's sizes:
 
+1. Forward+backward vs a reference of the same shape: strategy transformer over the last H
+   opponent frames of every (batch, time) step, attention pooling / cross-attention, concat
+   -> d_model projection, LSTM over time, actor and critic heads. The reference uses stock
+   `nn.TransformerEncoder`, `nn.MultiheadAttention` and `nn.LSTM` in fp32 eager mode. Stock
+   attention has no grouped key/value heads, so the reference's K/V projections are
+   full-width (more parameters, same attention shapes); the rows compare time, not
+   parameter counts. Throughput counts samples = batch * seq steps per fwd+bwd pass.
+2. `encoder: window` vs `encoder: streaming` (rl_platform/modules/streaming_encoder.py):
+   rollout inference per agent step (`--seats` rows, T = 1, no_grad, the state carried
+   from call to call; streaming starts from a full key/value cache, i.e. mid-episode) and
+   learner forward+backward per sequence chunk (`--batch` chunks of `--seq` steps, the
+   streaming chunk starting from a full cache), plus parameter counts.
+
+    uv run python benchmarks/module_throughput.py --device cpu --quick    # sanity, < 1 min
     uv run python benchmarks/module_throughput.py --device cpu --batch 8 --iters 3 --threads 1
     uv run python benchmarks/module_throughput.py --device cuda          # fp32 and bf16
-
-Throughput counts samples = batch * seq time steps per optimizer-free fwd+bwd pass.
+    uv run python benchmarks/module_throughput.py --device cpu --only encoders
 """
 
 import argparse
@@ -22,7 +32,12 @@ import torch
 from torch import nn
 
 from rl_platform.modules.nets import count_parameters
-from rl_platform.modules.transformer_lstm_net import TransformerLSTMNet
+from rl_platform.modules.transformer_lstm_net import (
+    KV_VALID_KEY,
+    TransformerLSTMBase,
+    TransformerLSTMNet,
+    transformer_lstm_net_for,
+)
 from rl_platform.spec.model import TransformerLSTMModelSpec
 
 # The duel's sizes: 64-wide observation split into own [0, 32] and opponent [32, 64].
@@ -169,24 +184,116 @@ def print_table(rows: list[tuple[str, str, float]], args: argparse.Namespace) ->
         )
 
 
+def steady_state(net: TransformerLSTMBase, rows: int, device: str) -> dict[str, torch.Tensor]:
+    """Zero LSTM state; for streaming a full cache of random keys/values (mid-episode)."""
+    state = {k: v.expand(rows, *v.shape).clone().to(device) for k, v in net.initial_state().items()}
+    for key, value in state.items():
+        if key == KV_VALID_KEY:
+            value.fill_(1.0)
+        elif key.startswith("kv_"):
+            value.normal_()
+    return state
+
+
+def time_rollout(
+    net: TransformerLSTMBase, inputs: dict, state: dict, *, iters: int, warmup: int, device: str
+) -> float:
+    """Seconds per acting step of all rows (T = 1, no_grad, state carried like a runner)."""
+    with torch.no_grad():
+        for i in range(warmup + iters):
+            if i == warmup:
+                if device == "cuda":
+                    torch.cuda.synchronize()
+                start = time.perf_counter()
+            embeddings, state = net.encode(inputs, state)
+            net.policy(embeddings, None)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return (time.perf_counter() - start) / iters
+
+
+def chunk_step(net: TransformerLSTMBase, state: dict) -> Callable[[dict], torch.Tensor]:
+    def step(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        emb, _ = net.encode(inputs, state)
+        return net.policy(emb, None).logsumexp(-1).mean() + net.value(emb).pow(2).mean()
+
+    return step
+
+
+def run_encoders(args: argparse.Namespace) -> list[tuple[str, str, int, float, float]]:
+    """(encoder, precision, parameters, s per agent step, s per chunk fwd+bwd) rows."""
+    base, _ = TransformerLSTMModelSpec.from_model_config({})
+    precisions = ["fp32", "bf16"] if args.device == "cuda" else ["fp32"]
+    rows = []
+    for precision, encoder in ((p, e) for p in precisions for e in ("window", "streaming")):
+        config = base.model_copy(update={"precision": precision, "encoder": encoder})
+        torch.manual_seed(0)
+        net = transformer_lstm_net_for(
+            obs_dim=OBS_DIM, frame_dim=FRAME_DIM, action_space=gym.spaces.Discrete(ACTIONS),
+            config=config,
+        ).to(args.device)  # fmt: skip
+        timing = {"iters": args.iters, "warmup": args.warmup, "device": args.device}
+        acting = make_inputs(args.seats, 1, config.input_frames, args.device)
+        rollout = time_rollout(net, acting, steady_state(net, args.seats, args.device), **timing)
+        chunks = make_inputs(args.batch, args.seq, config.input_frames, args.device)
+        step = chunk_step(net, steady_state(net, args.batch, args.device))
+        learner = time_fwd_bwd(net, step, chunks, **timing)
+        rows.append((encoder, precision, count_parameters(net), rollout / args.seats,
+                     learner / args.batch))  # fmt: skip
+    return rows
+
+
+def print_encoders(
+    rows: list[tuple[str, str, int, float, float]], args: argparse.Namespace
+) -> None:
+    print(
+        f"\nwindow vs streaming encoder: rollout {args.seats} seats x 1 step, learner "
+        f"{args.batch} chunks x {args.seq} steps, iters={args.iters}"
+    )
+    header = ("encoder", "prec", "params", "rollout us/step", "learner ms/chunk")
+    print("{:<10} {:<5} {:>10} {:>16} {:>17}".format(*header))
+    for encoder, precision, params, rollout, learner in rows:
+        print(
+            f"{encoder:<10} {precision:<5} {params:>10,} {rollout * 1e6:>16.1f} "
+            f"{learner * 1e3:>17.2f}"
+        )
+    for window, streaming in zip(rows[::2], rows[1::2], strict=True):
+        print(
+            f"streaming vs window ({window[1]}): rollout {window[3] / streaming[3]:.1f}x faster, "
+            f"learner fwd+bwd {window[4] / streaming[4]:.1f}x faster, "
+            f"parameters {streaming[2] / window[2]:.3f}x"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--batch", type=int, default=None, help="default: 8 on cpu, 128 on cuda")
     parser.add_argument("--seq", type=int, default=32)
+    parser.add_argument("--seats", type=int, default=64, help="rows per rollout step")
     parser.add_argument("--iters", type=int, default=None, help="default: 3 on cpu, 20 on cuda")
     parser.add_argument("--warmup", type=int, default=None, help="default: 1 on cpu, 5 on cuda")
     parser.add_argument("--padded", action="store_true", help="left-padded windows (masked SDPA)")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
+    parser.add_argument("--only", choices=["all", "reference", "encoders"], default="all")
+    parser.add_argument(
+        "--quick", action="store_true", help="sanity run: batch 2, 1 warm-up + 1 pass"
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     on_cpu = args.device == "cpu"
+    if args.quick:
+        args.batch, args.iters, args.warmup = 2, 1, 1
+    args.batch = args.batch or (8 if on_cpu else 128)
     args.iters = args.iters or (3 if on_cpu else 20)
     args.warmup = args.warmup if args.warmup is not None else (1 if on_cpu else 5)
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda but CUDA is not available")
-    print_table(run(args), args)
+    if args.only in ("all", "reference"):
+        print_table(run(args), args)
+    if args.only in ("all", "encoders"):
+        print_encoders(run_encoders(args), args)
 
 
 if __name__ == "__main__":

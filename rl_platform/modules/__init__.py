@@ -16,11 +16,12 @@ Public API for the spec adapter:
         For transformer_lstm: returns `(env, spaces, device) -> OpponentHistory`, the signature
         `AlgorithmConfig.env_runners(env_to_module_connector=...)` calls in Ray 2.60
         (ray/rllib/algorithms/algorithm_config.py, build_env_to_module_connector). Reads
-        `history` (default 90) and `obs_split` (required). `multi_agent=None` auto-detects a
-        multi-agent env; `agent_ids` limits the conversion to those agents.
+        `history` (default 90), `encoder` (the window holds `history` frames for `window`,
+        only the newest for `streaming`) and `obs_split` (required). `multi_agent=None`
+        auto-detects a multi-agent env; `agent_ids` limits the conversion to those agents.
 
 Pure-torch networks (no Ray): nets.py, lstm_net.py, masked_mlp_net.py, transformer.py,
-transformer_lstm_net.py.
+streaming_encoder.py, transformer_lstm_net.py.
 """
 
 from collections.abc import Callable, Collection, Iterable
@@ -120,7 +121,7 @@ def history_connector_for(
     from rl_platform.connectors.opponent_history import make_history_connector_factory
 
     return make_history_connector_factory(
-        history=config.history,
+        history=config.input_frames,
         obs_split=config.obs_split,
         multi_agent=multi_agent,
         agent_ids=agent_ids,

@@ -1,8 +1,8 @@
 """Shared Ray adapter for our recurrent actor-critic RLModules (LSTM and transformer_lstm).
 
 The network itself is a plain torch module (`self.net`) with this duck-typed interface:
-    initial_state() -> {"h": [C], "c": [C]}
-    encode(inputs, state {"h": [B, C], "c": [B, C]}, seq_lens | None)
+    initial_state() -> {"h": [C], "c": [C], ...further keys, e.g. the streaming encoder's cache}
+    encode(inputs, state {"h": [B, C], "c": [B, C], ...}, seq_lens | None)
         -> (embeddings [B, T, C], new state)
     policy(embeddings, action_mask | None) -> ACTION_DIST_INPUTS [B, T, A]
     critic: nn.Module, embeddings -> values [B, T] (moved to `self.critic` by the adapter)

@@ -189,6 +189,16 @@ class ConditionedExtractor(nn.Module):
         self.merge = nn.Linear(2 * d_model, d_model)
         self.out_dim = d_model
 
+    def own_features(self, obs: torch.Tensor) -> torch.Tensor:
+        """f = proj(MLP(obs)); the cross-attention's query is LN(f)."""
+        return self.proj(self.mlp(obs))
+
+    def combine(
+        self, features: torch.Tensor, attended: torch.Tensor, latent: torch.Tensor
+    ) -> torch.Tensor:
+        """Linear(concat[f + attended, latent]); `attended` = CrossAttn(LN(f), tokens)."""
+        return self.merge(torch.cat([features + attended, latent], dim=-1))
+
     def forward(
         self,
         obs: torch.Tensor,
@@ -196,6 +206,6 @@ class ConditionedExtractor(nn.Module):
         tokens: torch.Tensor,
         valid: torch.Tensor | None,
     ) -> torch.Tensor:
-        f = self.proj(self.mlp(obs)).unsqueeze(1)
-        f = f + self.cross(self.norm(f), context=tokens, valid=valid)
-        return self.merge(torch.cat([f.squeeze(1), latent], dim=-1))
+        f = self.own_features(obs).unsqueeze(1)
+        attended = self.cross(self.norm(f), context=tokens, valid=valid)
+        return self.combine(f.squeeze(1), attended.squeeze(1), latent)

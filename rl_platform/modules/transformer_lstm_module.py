@@ -1,22 +1,26 @@
 """Transformer opponent encoder + LSTM RLModule (`model.type: transformer_lstm`).
 
-model_config keys (defaults): history 90, layers 6, heads 8, d_model 256, lstm_cell_size 512,
-actor [96, 96], critic [96, 96], obs_encoder [256], ffn_mult 1, precision fp32 | bf16,
-max_seq_len 32, activation relu, obs_split (read by the connector only).
+model_config keys (defaults): history 90, encoder window | streaming, layers 6, heads 8,
+d_model 256, lstm_cell_size 512, actor [96, 96], critic [96, 96], obs_encoder [256],
+ffn_mult 1, precision fp32 | bf16, max_seq_len 32, activation relu, obs_split (read by the
+connector only).
 
 Batch contract. The module never sees raw env observations: the env-to-module connector
 `OpponentHistory` (rl_platform/connectors/opponent_history.py, built by
 `rl_platform.modules.history_connector_for(model_config)`) replaces each observation by
     batch[Columns.OBS] = {
         "obs":              float32 [B, T, obs_dim]   own features (obs_split.self)
-        "opponent_history": float32 [B, T, H, D]      last H opponent frames, oldest first,
-                                                      left zero-padded; H == history
-        "history_mask":     float32 [B, T, H]         1.0 = real frame, 0.0 = padding
+        "opponent_history": float32 [B, T, F, D]      last F opponent frames, oldest first,
+                                                      left zero-padded; F == input_frames
+                                                      (history for window, 1 for streaming)
+        "history_mask":     float32 [B, T, F]         1.0 = real frame, 0.0 = padding
         "action_mask":      float32 [B, T, A]         optional, copied from a raw Dict obs
     }
 and writes it back into the episode, so the learner trains on the same dicts. The module's
 observation space is that connector's output space (checked at build). Time axis, state
-(Columns.STATE_IN/STATE_OUT: {"h", "c"}: [B, lstm_cell_size]) and algorithm APIs: see
+(Columns.STATE_IN/STATE_OUT: {"h", "c"}: [B, lstm_cell_size]; `streaming` adds its key/value
+cache "kv_0" .. "kv_<layers + 1>": [B, 2, kv_heads, H - 1, head_dim], "kv_valid": [B, H - 1],
+"position": [B, 1], see StreamingTransformerLSTMNet) and algorithm APIs: see
 recurrent_module.py.
 """
 
@@ -35,7 +39,7 @@ from rl_platform.connectors.history_window import (
 from rl_platform.errors import SpecError
 from rl_platform.modules.nets import flat_dim
 from rl_platform.modules.recurrent_module import RecurrentActorCriticModule
-from rl_platform.modules.transformer_lstm_net import TransformerLSTMNet
+from rl_platform.modules.transformer_lstm_net import transformer_lstm_net_for
 from rl_platform.spec.model import TransformerLSTMModelSpec
 
 
@@ -57,14 +61,18 @@ class TransformerLSTMModule(RecurrentActorCriticModule):
                 source="model",
             )
         history_shape = space[HISTORY_KEY].shape
-        if len(history_shape) != 2 or history_shape[0] != config.history:
+        if len(history_shape) != 2 or history_shape[0] != config.input_frames:
             raise SpecError(
-                [f"opponent_history space {history_shape} does not match history={config.history}"],
+                [
+                    f"opponent_history space {history_shape} does not match history="
+                    f"{config.history}: the {config.encoder} encoder reads "
+                    f"{config.input_frames} frame(s) per observation"
+                ],
                 source="model",
             )
         self._has_action_mask = ACTION_MASK_KEY in space.spaces
         self.check_action_mask(self._has_action_mask)
-        return TransformerLSTMNet(
+        return transformer_lstm_net_for(
             obs_dim=flat_dim(space[SELF_KEY]),
             frame_dim=int(history_shape[1]),
             action_space=self.action_space,

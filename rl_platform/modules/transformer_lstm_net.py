@@ -1,19 +1,25 @@
-"""The transformer_lstm network in plain torch (no Ray import).
+"""The transformer_lstm networks in plain torch (no Ray import).
 
-Per time step: opponent history [H, D] -> StrategyEncoder -> strategy latent + tokens; own
+Per time step: opponent history -> strategy encoder -> strategy latent + tokens; own
 observation -> MLP -> cross-attends to the tokens (ConditionedExtractor); concat
 [obs features, strategy latent] (2 * d_model) -> Linear -> d_model -> LSTM -> actor / critic
-heads.
+heads. Two strategy encoders (`model.encoder`):
+- `TransformerLSTMNet` (`window`): re-encodes the last H frames at every step;
+- `StreamingTransformerLSTMNet` (`streaming`): encodes each frame once and keeps the keys and
+  values of the last H - 1 tokens in its recurrent state (streaming_encoder.py).
 
 Input dict (the connector's observation, see rl_platform/connectors/opponent_history.py):
     "obs":              [B, T, obs_dim]  the agent's own features
-    "opponent_history": [B, T, H, D]     last H opponent frames, oldest first, left zero-padded
-    "history_mask":     [B, T, H]        1.0 where a frame is real, 0.0 for padding
+    "opponent_history": [B, T, F, D]     last F opponent frames, oldest first, left zero-padded
+                                         (F = `input_frames`: H for window, 1 for streaming)
+    "history_mask":     [B, T, F]        1.0 where a frame is real, 0.0 for padding
 
 `precision="bf16"` runs the transformer part under CUDA bf16 autocast; the LSTM, its state
 and the heads stay fp32 (a bf16 recurrent state would accumulate rounding over long
 episodes, and RLlib's distributions expect fp32 inputs). On CPU the flag is a no-op.
 """
+
+from contextlib import AbstractContextManager
 
 import gymnasium as gym
 import torch
@@ -28,35 +34,38 @@ from rl_platform.modules.nets import (
     apply_action_mask,
     count_parameters,
 )
+from rl_platform.modules.streaming_encoder import SlidingWindow, StreamingEncoder, cached_attention
 from rl_platform.modules.transformer import ConditionedExtractor, StrategyEncoder, key_padding
 from rl_platform.spec.model import TransformerLSTMModelSpec
 
 State = dict[str, torch.Tensor]
+# Streaming state keys besides "h", "c" (StreamingTransformerLSTMNet).
+KV_VALID_KEY = "kv_valid"  # 1.0 where a cache entry holds a token [H - 1]
+POSITION_KEY = "position"  # episode position of the next token [1]
 
 
-class TransformerLSTMNet(nn.Module):
-    """Strategy encoder + conditioned extractor + LSTM + actor/critic (see module docstring)."""
+def kv_key(slot: int) -> str:
+    """State key of one attention's cached keys/values [2, kv_heads, H - 1, head_dim]."""
+    return f"kv_{slot}"
+
+
+class TransformerLSTMBase(nn.Module):
+    """Strategy encoder (given) + conditioned extractor + LSTM + actor/critic."""
 
     def __init__(
         self,
         *,
+        strategy: nn.Module,
         obs_dim: int,
-        frame_dim: int,
         action_space: gym.Space,
         config: TransformerLSTMModelSpec,
     ) -> None:
         super().__init__()
         self.history = config.history
         self.use_bf16 = config.precision == "bf16"
-        self.strategy = StrategyEncoder(
-            frame_dim=frame_dim,
-            history=config.history,
-            d_model=config.d_model,
-            layers=config.layers,
-            heads=config.heads,
-            ffn_mult=config.ffn_mult,
-            kv_heads=config.key_value_heads,
-        )
+        # Registered first, as before the base class existed: the order fixes parameter init
+        # under a seed and the optimizer-state layout of existing checkpoints.
+        self.strategy = strategy
         self.extractor = ConditionedExtractor(
             obs_dim=obs_dim,
             d_model=config.d_model,
@@ -70,8 +79,9 @@ class TransformerLSTMNet(nn.Module):
         self.actor = ActionHead(cell, action_space, hidden=config.actor, activation=act)
         self.critic = ValueHead(cell, hidden=config.critic, activation=act)
         logger.info(
-            "transformer_lstm: {:,} parameters (strategy encoder {:,}, extractor {:,}, "
+            "transformer_lstm ({}): {:,} parameters (strategy encoder {:,}, extractor {:,}, "
             "LSTM {:,}, heads {:,})",
+            config.encoder,
             count_parameters(self),
             count_parameters(self.strategy),
             count_parameters(self.extractor),
@@ -80,9 +90,45 @@ class TransformerLSTMNet(nn.Module):
         )
 
     def initial_state(self) -> State:
-        """Unbatched zero state: {"h": [C], "c": [C]}."""
+        """Unbatched zero LSTM state: {"h": [C], "c": [C]}."""
         h, c = self.lstm.initial_state(1)
         return {"h": h[0], "c": c[0]}
+
+    def autocast(self, device: torch.device) -> AbstractContextManager:
+        """bf16 autocast for the attention part when `precision: bf16` on CUDA."""
+        enabled = self.use_bf16 and device.type == "cuda"
+        return torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=enabled)
+
+    def policy(self, embeddings: torch.Tensor, action_mask: torch.Tensor | None) -> torch.Tensor:
+        return apply_action_mask(self.actor(embeddings), action_mask)
+
+    def value(self, embeddings: torch.Tensor) -> torch.Tensor:
+        return self.critic(embeddings)
+
+
+class TransformerLSTMNet(TransformerLSTMBase):
+    """`encoder: window`: the StrategyEncoder over the last H frames at every step."""
+
+    def __init__(
+        self,
+        *,
+        obs_dim: int,
+        frame_dim: int,
+        action_space: gym.Space,
+        config: TransformerLSTMModelSpec,
+    ) -> None:
+        strategy = StrategyEncoder(
+            frame_dim=frame_dim,
+            history=config.history,
+            d_model=config.d_model,
+            layers=config.layers,
+            heads=config.heads,
+            ffn_mult=config.ffn_mult,
+            kv_heads=config.key_value_heads,
+        )
+        super().__init__(
+            strategy=strategy, obs_dim=obs_dim, action_space=action_space, config=config
+        )
 
     def step_features(
         self, obs: torch.Tensor, frames: torch.Tensor, mask: torch.Tensor
@@ -94,12 +140,7 @@ class TransformerLSTMNet(nn.Module):
                 f"{self.history} (model.history)"
             )
         valid = key_padding(mask > 0.5)
-        autocast = torch.autocast(
-            device_type=obs.device.type,
-            dtype=torch.bfloat16,
-            enabled=self.use_bf16 and obs.device.type == "cuda",
-        )
-        with autocast:
+        with self.autocast(obs.device):
             latent, tokens = self.strategy(frames, valid)
             features = self.extractor(obs, latent, tokens, valid)
         return features.float()
@@ -121,8 +162,88 @@ class TransformerLSTMNet(nn.Module):
         out, (h, c) = self.lstm(features.view(b, t, -1), (state["h"], state["c"]), seq_lens)
         return out, {"h": h, "c": c}
 
-    def policy(self, embeddings: torch.Tensor, action_mask: torch.Tensor | None) -> torch.Tensor:
-        return apply_action_mask(self.actor(embeddings), action_mask)
 
-    def value(self, embeddings: torch.Tensor) -> torch.Tensor:
-        return self.critic(embeddings)
+class StreamingTransformerLSTMNet(TransformerLSTMBase):
+    """`encoder: streaming`: one token per step; the keys/values of the last H - 1 tokens of
+    each attention are part of the recurrent state: {"h": [C], "c": [C], "kv_<slot>":
+    [2, kv_heads, H - 1, head_dim] for slots 0 .. layers + 1 (the layers, the pooling, the
+    cross-attention), "kv_valid": [H - 1], "position": [1]}. One key per slot, not one
+    stacked tensor: the next cache is then a view of each attention's keys/values, where
+    stacking would copy the whole cache once more per step.
+    """
+
+    def __init__(
+        self,
+        *,
+        obs_dim: int,
+        frame_dim: int,
+        action_space: gym.Space,
+        config: TransformerLSTMModelSpec,
+    ) -> None:
+        strategy = StreamingEncoder(
+            frame_dim=frame_dim,
+            d_model=config.d_model,
+            layers=config.layers,
+            heads=config.heads,
+            ffn_mult=config.ffn_mult,
+            kv_heads=config.key_value_heads,
+        )
+        super().__init__(
+            strategy=strategy, obs_dim=obs_dim, action_space=action_space, config=config
+        )
+        self.slots = strategy.slots + 1  # the encoder's, then the extractor's cross-attention
+        self.groups = config.heads // config.key_value_heads
+        head_dim = config.d_model // config.heads
+        self.cache_shape = (2, config.key_value_heads, config.history - 1, head_dim)
+
+    def initial_state(self) -> State:
+        """LSTM zeros plus an empty cache (no entry valid): an episode start."""
+        device = self.lstm.lstm.weight_hh_l0.device
+        state = super().initial_state()
+        for slot in range(self.slots):
+            state[kv_key(slot)] = torch.zeros(self.cache_shape, device=device)
+        state[KV_VALID_KEY] = torch.zeros(self.history - 1, device=device)
+        state[POSITION_KEY] = torch.zeros(1, device=device)
+        return state
+
+    def encode(
+        self,
+        inputs: dict[str, torch.Tensor],
+        state: State,
+        seq_lens: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, State]:
+        """Reads only the newest frame of each step's window; the cache has the older ones."""
+        obs = inputs[SELF_KEY].float()
+        window = SlidingWindow.build(
+            cache_valid=state[KV_VALID_KEY] > 0.5,
+            token_valid=inputs[MASK_KEY][:, :, -1] > 0.5,
+            position=state[POSITION_KEY][:, 0],
+            head_dim=self.cache_shape[-1],
+            groups=self.groups,
+            seq_lens=seq_lens,
+        )
+        caches = [state[kv_key(i)] for i in range(self.slots)]
+        with self.autocast(obs.device):
+            frames = inputs[HISTORY_KEY][:, :, -1].float()
+            latent, tokens, keys_values = self.strategy(frames, caches[:-1], window)
+            own = self.extractor.own_features(obs)
+            attended, cross = cached_attention(
+                self.extractor.cross, self.extractor.norm(own), tokens, caches[-1], window
+            )
+            features = self.extractor.combine(own, attended, latent)
+        out, (h, c) = self.lstm(features.float(), (state["h"], state["c"]), seq_lens)
+        state_out = {"h": h, "c": c}
+        for slot, kv in enumerate([*keys_values, cross]):
+            # The next cache is data, like the LSTM state: no gradient flows through it.
+            state_out[kv_key(slot)] = window.keep_last(kv.detach(), dim=3).float()
+        state_out[KV_VALID_KEY] = window.keep_last(window.key_valid, dim=1).float()
+        state_out[POSITION_KEY] = window.next_position[:, None].float()
+        return out, state_out
+
+
+def transformer_lstm_net_for(
+    *, obs_dim: int, frame_dim: int, action_space: gym.Space, config: TransformerLSTMModelSpec
+) -> TransformerLSTMBase:
+    """The network for `config.encoder`."""
+    net_class = TransformerLSTMNet if config.encoder == "window" else StreamingTransformerLSTMNet
+    return net_class(obs_dim=obs_dim, frame_dim=frame_dim, action_space=action_space, config=config)

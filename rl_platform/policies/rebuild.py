@@ -55,7 +55,11 @@ def history_converter(spec: ExperimentSpec, raw_space: gym.Space) -> Any | None:
 
     config, _ = TransformerLSTMModelSpec.from_model_config(dict(spec.model.settings))
     return OpponentHistory(
-        raw_space, None, history=config.history, obs_split=config.obs_split, multi_agent=False
+        raw_space,
+        None,
+        history=config.input_frames,
+        obs_split=config.obs_split,
+        multi_agent=False,
     )
 
 

@@ -24,6 +24,7 @@ from rl_platform.connectors.history_window import (
     ObsSplit,
 )
 from rl_platform.envs.vector_game import Observations
+from rl_platform.spec.model import TransformerLSTMModelSpec
 
 
 class RawInputs:
@@ -125,9 +126,9 @@ def _place(values: dict[str, np.ndarray], rows: np.ndarray, num_games: int) -> d
 
 
 def model_inputs_for(model_config: Mapping[str, Any], model_type: str) -> Any:
-    """`HistoryInputs` for transformer_lstm (its `history` and `obs_split`), else raw."""
+    """`HistoryInputs` for transformer_lstm (`input_frames` of its `history` and `encoder`,
+    and its `obs_split`), else raw."""
     if model_type != "transformer_lstm":
         return RawInputs()
-    return HistoryInputs(
-        history=int(model_config.get("history", 90)), obs_split=model_config["obs_split"]
-    )
+    config, _ = TransformerLSTMModelSpec.from_model_config(dict(model_config))
+    return HistoryInputs(history=config.input_frames, obs_split=model_config["obs_split"])

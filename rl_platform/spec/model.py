@@ -93,7 +93,11 @@ class TransformerLSTMModelSpec(_ModuleModelSpec):
 
     type: Literal["transformer_lstm"] = "transformer_lstm"
     history: PositiveInt = 90
-    """Opponent frames kept by the history connector."""
+    """Opponent frames the strategy encoder sees per step (H)."""
+    encoder: Literal["window", "streaming"] = "window"
+    """`window`: re-encodes the last `history` frames at every step (learned absolute
+    positions). `streaming`: encodes each frame once; causal sliding-window attention of width
+    `history` with rotary positions and a key/value cache carried in the recurrent state."""
     layers: PositiveInt = 6
     """Pre-norm transformer layers of the strategy encoder."""
     heads: PositiveInt = 8
@@ -131,7 +135,20 @@ class TransformerLSTMModelSpec(_ModuleModelSpec):
             raise ValueError(
                 f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})"
             )
+        if self.encoder == "streaming" and (self.d_model // self.heads) % 2:
+            # Rotary embeddings rotate pairs of features within each head.
+            raise ValueError(
+                f"encoder streaming needs an even head size, got d_model / heads = "
+                f"{self.d_model // self.heads}"
+            )
         return self
+
+    @property
+    def input_frames(self) -> int:
+        """Frames per observation the history connector writes: the whole window for
+        `window`; only the newest for `streaming`, which keeps older frames as cached keys
+        and values in its recurrent state."""
+        return self.history if self.encoder == "window" else 1
 
     @property
     def key_value_heads(self) -> int:

@@ -54,7 +54,7 @@ def _obs(b: int, t: int) -> dict[str, torch.Tensor]:
 
 def _batch(module: RLModule, obs: dict, b: int) -> dict:
     state = {
-        k: torch.from_numpy(v).unsqueeze(0).repeat(b, 1)
+        k: torch.from_numpy(v).expand(b, *v.shape).clone()
         for k, v in module.get_initial_state().items()
     }
     return {Columns.OBS: obs, Columns.STATE_IN: state}
@@ -149,3 +149,68 @@ def test_ppo_iteration_with_history_connector(ray_local) -> None:
         }
     finally:
         algo.stop()
+
+
+STREAMING = {**SMALL, "encoder": "streaming"}
+
+
+def _streaming_module() -> TransformerLSTMModule:
+    torch.manual_seed(0)
+    connector = OpponentHistory(RAW, None, history=1, obs_split=SMALL["obs_split"])
+    return TransformerLSTMModule(
+        observation_space=connector.observation_space,
+        action_space=ACTION_SPACES[0],
+        model_config=dict(STREAMING),
+    )
+
+
+def test_streaming_module_acts_step_by_step_as_it_trains_on_the_chunk() -> None:
+    """The key/value cache rides in STATE_IN/STATE_OUT like the LSTM state."""
+    module = _streaming_module()
+    with pytest.raises(SpecError, match="reads 1 frame"):
+        TransformerLSTMModule(
+            observation_space=_obs_space(), action_space=ACTION_SPACES[0], model_config=STREAMING
+        )
+    assert module.get_initial_state()["kv_3"].shape == (2, 2, 4, 8)
+    obs = {
+        "obs": torch.randn(2, 7, 3),
+        "opponent_history": torch.randn(2, 7, 1, 4),
+        "history_mask": torch.ones(2, 7, 1),
+    }
+    full = module.forward_train(_batch(module, obs, 2))
+    step_batch = _batch(module, None, 2)
+    logits = []
+    for t in range(7):
+        step_batch[Columns.OBS] = {k: v[:, t : t + 1] for k, v in obs.items()}
+        out = module.forward_exploration(step_batch)
+        logits.append(out[Columns.ACTION_DIST_INPUTS])
+        step_batch[Columns.STATE_IN] = out[Columns.STATE_OUT]
+    tol = {"atol": 1e-5, "rtol": 1e-5}
+    torch.testing.assert_close(torch.cat(logits, 1), full[Columns.ACTION_DIST_INPUTS], **tol)
+    for key in ("h", "kv_0", "kv_3", "kv_valid", "position"):
+        torch.testing.assert_close(step_batch[Columns.STATE_IN][key], full[Columns.STATE_OUT][key])
+
+
+def test_streaming_encoder_trains_through_the_spec_path(ray_local) -> None:
+    from rl_platform.rllib_config import build_algorithm_config
+    from rl_platform.spec import validate_spec_data
+
+    spec = validate_spec_data(
+        {
+            "name": "rps_streaming",
+            "algo": "PPO",
+            "seed": 0,
+            "env": {"id": "rlp/RPSHistory-v0", "kwargs": {"episode_len": 10}},
+            "training": {"train_batch_size": 80, "minibatch_size": 40, "num_epochs": 2},
+            "model": {"type": "transformer_lstm", **STREAMING, "obs_split": OBS_SPLIT},
+        }
+    )
+    algo = build_algorithm_config(spec).build_algo()
+    try:
+        results = [algo.train() for _ in range(2)]
+        module = algo.get_module()
+    finally:
+        algo.stop()
+    assert all(np.isfinite(r["learners"]["default_policy"]["total_loss"]) for r in results)
+    assert module.observation_space["opponent_history"].shape == (1, 3)
+    assert module.get_initial_state()["kv_3"].shape == (2, 2, 4, 8)

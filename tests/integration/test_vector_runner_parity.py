@@ -60,10 +60,12 @@ TRANSFORMER = {
     "obs_split": {"self": [0, 32], "opponent": [32, 64]},
 }
 C4_TRANSFORMER = {**TRANSFORMER, "obs_split": {"self": [0, 42], "opponent": [42, 84]}}
+STREAMING = {**TRANSFORMER, "encoder": "streaming"}
 CASES = [
     pytest.param(DUEL, 4 * 60, id="duel-mlp"),
     pytest.param({**DUEL, "model": LSTM}, 4 * 60, id="duel-lstm"),
     pytest.param({**DUEL, "model": TRANSFORMER}, 4 * 60, id="duel-transformer"),
+    pytest.param({**DUEL, "model": STREAMING}, 4 * 60, id="duel-streaming"),
     pytest.param(CONNECT_FOUR, 4 * 50, id="connect_four-mlp"),
     pytest.param({**CONNECT_FOUR, "model": C4_TRANSFORMER}, 4 * 50, id="connect_four-transformer"),
 ]

@@ -11,7 +11,7 @@ from ray.rllib.core.columns import Columns
 from rl_platform.league.callback import league_extension
 from rl_platform.rllib_config import build_algorithm_config
 from rl_platform.spec import validate_spec_data
-from tests.integration.test_vector_runner_parity import LSTM, TRANSFORMER
+from tests.integration.test_vector_runner_parity import LSTM, STREAMING, TRANSFORMER
 
 LEAGUE = {
     "opponent_mix": {"based": 0.5, "self_play": 0.3, "constant": 0.2},
@@ -64,7 +64,9 @@ def test_recurrent_chunks_continue_from_the_state_the_runner_used(ray_local, tmp
         assert before.get_observations(-1).tolist() == after.get_observations(0).tolist()
 
 
-@pytest.mark.parametrize("model", [LSTM, TRANSFORMER], ids=["lstm", "transformer"])
+@pytest.mark.parametrize(
+    "model", [LSTM, TRANSFORMER, STREAMING], ids=["lstm", "transformer", "streaming"]
+)
 def test_league_iterations_train_recurrent_modules(ray_local, tmp_path, model) -> None:
     algo = _build(_spec(model), tmp_path)
     try:
