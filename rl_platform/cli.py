@@ -12,13 +12,17 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from rl_platform.bc import cli as bc_cli
-from rl_platform.cli_errors import user_errors
+from rl_platform.cli_errors import FAILED_EXIT, INTERRUPTED_EXIT, user_errors
+from rl_platform.errors import UserError
 from rl_platform.evaluation import cli as evaluation_cli
 from rl_platform.jobs.jobs_cli import jobs_app, submit_command
 from rl_platform.league_tools.cli import league_app
 from rl_platform.search.cli import search_command
+from rl_platform.seeds.selection import parse_seeds
+from rl_platform.spec import ExperimentSpec
 
 app = typer.Typer(
     name="rlp",
@@ -78,16 +82,57 @@ def train(
         bool,
         typer.Option(help="With --resume: continue from a checkpoint saved while collapsed."),
     ] = False,
+    seeds: Annotated[
+        str | None,
+        typer.Option(
+            help="Train several seeds as one experiment: a count (3: the spec's seed, +1, +2) "
+            "or a list (0,4,7); run folders under OUT/seeds/NAME/TIME, aggregate beside them."
+        ),
+    ] = None,
 ) -> None:
     """Train an experiment with an embedded local Ray (or the cluster in RAY_ADDRESS)."""
     from rl_platform.spec import load_spec
 
+    if seeds is not None and resume is not None:
+        raise UserError(
+            "--seeds starts a new experiment; continue one of its seeds with "
+            "`rlp train PARENT/seed_N/spec.yaml --resume PARENT/seed_N`"
+        )
+    selection = parse_seeds(seeds) if seeds is not None else None
     # Validate before importing the training stack (Ray, torch): bad specs fail in well under 2 s.
     loaded = load_spec(spec, overrides=set_ or [], profile=profile)
+    if selection is not None:
+        _train_seeds(loaded, selection.resolve(loaded.seed), out=out)
+        return
     from rl_platform.run.train import train as run_train
 
     result = run_train(loaded, out_dir=out, resume=resume, force=force)  # health: exit 3
     err.print(f"run folder: {result.run_dir}", highlight=False)
+
+
+def _train_seeds(spec: ExperimentSpec, seeds: list[int], *, out: Path) -> None:
+    from rl_platform.seeds.summary import summary_line
+    from rl_platform.seeds.tuner import run_seeds
+
+    outcome = run_seeds(spec, seeds, out_dir=out)
+    for line in (
+        f"seeds folder: {outcome.parent}",
+        f"trial_metrics {summary_line(outcome.summary)}",
+    ):
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
+    for seed, reason in outcome.failed.items():
+        err.print(
+            f"[bold red]seed {seed} failed:[/] {escape(reason)}", highlight=False, soft_wrap=True
+        )
+    if outcome.interrupted:
+        err.print(
+            "[yellow]interrupted[/]: each seed's folder keeps its last checkpoint; continue one "
+            "with `rlp train PARENT/seed_N/spec.yaml --resume PARENT/seed_N`",
+            highlight=False,
+        )
+        raise typer.Exit(code=INTERRUPTED_EXIT)
+    if outcome.failed:
+        raise typer.Exit(code=FAILED_EXIT)
 
 
 @app.command()
@@ -111,7 +156,8 @@ def export(
 def envs(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """List rl_platform's own env ids (any Gymnasium id works too)."""
+    """List rl_platform's own env ids; any Gymnasium id, `package.module:ClassOrFactory` or
+    PettingZoo module path works too (docs/envs.md)."""
     from rl_platform.envs.catalog import PLATFORM_ENVS
 
     rows = {env_id: entry.description for env_id, entry in PLATFORM_ENVS.items()}

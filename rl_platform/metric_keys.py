@@ -1,7 +1,14 @@
 """Keys that env runners (the stock multi-agent runner's callback and the array runner) log
 for the driver, which turns them into `train/...`, `league/...` and `actions/...` metrics
-(`rl_platform.run.metrics`). Plain strings, so every side stays free of Ray imports.
+(`rl_platform.run.metrics`), and the metrics.jsonl keys read beyond the loop that writes them.
+Plain strings, so every side stays free of Ray imports.
 """
+
+RETURN_MEAN = "train/episode_return_mean"
+"""metrics.jsonl: the trained module's mean return over the last 100 episodes."""
+
+EVAL_PREFIX = "eval/"
+"""metrics.jsonl: every metric of evaluation during training (`rl_platform.run.periodic_eval`)."""
 
 LEARNER_RETURN_MEAN = "learner_episode_return_mean"
 """The trained module's own episode return, one sample per seat it played (multi-agent runs);

@@ -205,7 +205,8 @@ def plot_command(
         "curves.png"
     ),
     band: Annotated[
-        str, typer.Option(help="Band across runs of a spec: minmax or std.")
+        str,
+        typer.Option(help="Band across runs of a spec: minmax, std or ci (95% bootstrap)."),
     ] = "minmax",
     league: Annotated[
         Path | None, typer.Option(help="Plot this league run's ratings over time instead.")
@@ -214,10 +215,10 @@ def plot_command(
 ) -> None:
     """Learning curves over env steps (mean and band across seeds of a spec), or league ratings."""
     from rl_platform.errors import UserError
-    from rl_platform.evaluation.plot import plot_league, plot_runs
+    from rl_platform.evaluation.plot import BAND_NAMES, plot_league, plot_runs
 
-    if band not in ("minmax", "std"):
-        raise UserError(f"--band {band!r}: use minmax or std")
+    if band not in BAND_NAMES:
+        raise UserError(f"--band {band!r}: use {', '.join(BAND_NAMES)}")
     if league is not None:
         if runs:
             raise UserError("pass run folders or --league RUN_DIR, not both")

@@ -1,9 +1,10 @@
 """`rlp plot`: learning curves from run folders' metrics.jsonl (matplotlib, Agg backend).
 
-Runs are grouped by the `name` in their spec.yaml (seeds of one spec share a name). A group of
-several runs is drawn as the mean over runs on a common env-step grid (each run linearly
-interpolated, only where all runs have data) with a band, min-max (default) or mean +- std,
-and each run as a faint line.
+Runs are grouped by the `name` in their spec.yaml (seeds of one spec share a name), so the
+folder of `rlp train --seeds` plots as one group. A group of several runs is drawn as the mean
+over runs on a common env-step grid (each run linearly interpolated, only where all runs have
+data) with a band, min-max (default), mean +- std or the 95% bootstrap interval of the mean
+(`rl_platform.seeds.stats`) at each grid point, and each run as a faint line.
 `--league` draws `league/rating/<id>` (the learners' conservative ratings) over env steps.
 """
 
@@ -17,13 +18,15 @@ from typing import Literal
 import numpy as np
 
 from rl_platform.errors import UserError
+from rl_platform.seeds.stats import bootstrap_interval
 from rl_platform.storage.layout import METRICS_FILE, SPEC_FILE
 
 X_KEY = "env_steps"
 RATING_PREFIX = "league/rating/"
 GRID_POINTS = 200
 FIGSIZE, DPI = (8.0, 5.0), 100
-Band = Literal["minmax", "std"]
+Band = Literal["minmax", "std", "ci"]
+BAND_NAMES: dict[str, str] = {"minmax": "min-max", "std": "mean ± std", "ci": "95% bootstrap CI"}
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,8 @@ def aggregate(curves: Sequence[Curve], band: Band) -> tuple[np.ndarray, ...]:
     if band == "std":
         std = values.std(axis=0)
         return grid, mean, mean - std, mean + std
+    if band == "ci":
+        return grid, mean, *bootstrap_interval(values, axis=0)
     return grid, mean, values.min(axis=0), values.max(axis=0)
 
 
@@ -140,8 +145,7 @@ def plot_runs(
                 ax.fill_between(x, low, high, color=color, alpha=0.2, linewidth=0)
                 for c in curves:  # each seed faintly, so a single odd run stays visible
                     ax.plot(c.x, c.y, color=color, alpha=0.35, linewidth=0.8)
-        band_text = "min-max" if band == "minmax" else "mean ± std"
-        _finish(ax, title=f"{metric} (band: {band_text} across runs)", ylabel=metric)
+        _finish(ax, title=f"{metric} (band: {BAND_NAMES[band]} across runs)", ylabel=metric)
         _save(fig, out)
     finally:
         plt.close(fig)

@@ -1,4 +1,5 @@
-"""The shell command a Ray job runs: `rlp train <spec> [--set k=v ...] [--profile P] [--out D]`.
+"""The shell command a Ray job runs:
+`rlp train <spec> [--set k=v ...] [--profile P] [--out D] [--seeds S]`.
 
 Ray's job supervisor hands the entrypoint to `/bin/sh -c`, so every piece the user supplied is
 quoted with `shlex.join`: a spec path, override or profile such as `x; touch f` or `$(touch f)`
@@ -9,6 +10,7 @@ import shlex
 from collections.abc import Sequence
 
 from rl_platform.jobs.errors import SubmitError
+from rl_platform.seeds.selection import parse_seeds
 
 TRAIN_ARGV = ("rlp", "train")
 
@@ -25,8 +27,10 @@ def build_train_argv(
     overrides: Sequence[str] = (),
     profile: str | None = None,
     out: str | None = None,
+    seeds: str | None = None,
 ) -> list[str]:
-    """The argument vector of the training command, before any quoting."""
+    """The argument vector of the training command, before any quoting. `seeds` is checked
+    here (`rlp train --seeds` syntax), so a typo fails before anything is uploaded."""
     spec = _check_arg(spec, what="spec path")
     # A relative path starting with '-' would be read as an option by the CLI on the cluster.
     argv = [*TRAIN_ARGV, f"./{spec}" if spec.startswith("-") else spec]
@@ -36,6 +40,9 @@ def build_train_argv(
         argv += ["--profile", _check_arg(profile, what="profile")]
     if out:
         argv += ["--out", _check_arg(out, what="output folder")]
+    if seeds is not None:
+        parse_seeds(seeds)
+        argv += ["--seeds", seeds]
     return argv
 
 
@@ -45,6 +52,8 @@ def build_entrypoint(
     overrides: Sequence[str] = (),
     profile: str | None = None,
     out: str | None = None,
+    seeds: str | None = None,
 ) -> str:
     """The entrypoint string for `JobSubmissionClient.submit_job`, safe to pass to a shell."""
-    return shlex.join(build_train_argv(spec, overrides=overrides, profile=profile, out=out))
+    argv = build_train_argv(spec, overrides=overrides, profile=profile, out=out, seeds=seeds)
+    return shlex.join(argv)

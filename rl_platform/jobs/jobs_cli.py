@@ -96,12 +96,16 @@ def submit_command(
     out: Annotated[
         str | None, typer.Option("--out", help="Run folder root on the cluster (rlp train --out).")
     ] = None,
+    seeds: Annotated[
+        str | None,
+        typer.Option("--seeds", help="Several seeds as one experiment (rlp train --seeds)."),
+    ] = None,
 ) -> None:
     """Run `rlp train SPEC` as a Ray job on a cluster, uploading the current folder."""
     with _cluster_errors(address):
         client = make_client(address)
         submission = submit_spec(
-            client=client, spec=spec, overrides=set_ or [], profile=profile, out=out
+            client=client, spec=spec, overrides=set_ or [], profile=profile, out=out, seeds=seeds
         )
     typer.echo(submission.job_id)
     console.print(f"[bold]submitted[/] {submission.job_id}", highlight=False)

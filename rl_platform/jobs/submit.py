@@ -59,13 +59,17 @@ def submit_spec(
     overrides: Sequence[str] = (),
     profile: str | None = None,
     out: str | None = None,
+    seeds: str | None = None,
     working_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Submission:
-    """Upload `working_dir` (default: the current folder) and start `rlp train` on the cluster."""
+    """Upload `working_dir` (default: the current folder) and start `rlp train` on the cluster;
+    `seeds` is `rlp train --seeds` (one job, the seeds as Tune trials on the cluster)."""
     working_dir = (working_dir or Path.cwd()).resolve()
     spec_arg = spec_relative_to(spec, working_dir)
-    entrypoint = build_entrypoint(spec_arg, overrides=overrides, profile=profile, out=out)
+    entrypoint = build_entrypoint(
+        spec_arg, overrides=overrides, profile=profile, out=out, seeds=seeds
+    )
     runtime_env = build_runtime_env(working_dir=working_dir, environ=environ)
     job_id = _submit_when_agent_ready(
         client,

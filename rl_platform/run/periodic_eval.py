@@ -24,21 +24,25 @@ from rl_platform.evaluation.eval import (
 )
 from rl_platform.evaluation.summary import summarize
 from rl_platform.league_tools.arena_round_robin import ArenaSeat, arena_plays
+from rl_platform.metric_keys import EVAL_PREFIX
 from rl_platform.module_ids import TRAINED_MODULE_IDS
 from rl_platform.policies import EnvContext, Policy, learned_policy, load_policy
 from rl_platform.spec import ExperimentSpec
 from rl_platform.teachers import ENV_IDS
+from rl_platform.utils.user_code import is_entry_point
 
-EVAL_PREFIX = "eval/"
 EVAL_SECONDS_KEY = "perf/eval_s"
 
 
-def opponent_uri(name: str, env_id: str) -> str:
-    """A scripted agent's name (`based`) as its URI; URIs (`league://...`) pass through."""
-    if "://" in name or name == "random":
-        return name
+def opponent_uri(agent: str, env_id: str) -> str:
+    """A scripted agent (`based`, or a user's `package.module:act_fn`) as its URI; URIs
+    (`league://...`) and `random` pass through."""
+    if "://" in agent or agent == "random":
+        return agent
+    if is_entry_point(agent):
+        return f"scripted://{agent}"
     alias = next((a for a, full in ENV_IDS.items() if full == env_id), env_id)
-    return f"scripted://{alias}/{name}"
+    return f"scripted://{alias}/{agent}"
 
 
 class PeriodicEvaluation:
@@ -103,7 +107,7 @@ class PeriodicEvaluation:
         )
 
     def _opponent(self, name: str) -> Policy:
-        uri = opponent_uri(name, self.target.env_id)
+        uri = opponent_uri(self.spec.scripted_agent(name), self.target.env_id)
         return load_policy(uri, env=self._context(1), sample=False)
 
     def _match(self, policy: Policy, opponent: Policy) -> tuple[float, float]:

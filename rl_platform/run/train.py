@@ -1,9 +1,10 @@
 """`rlp train` and `rl_platform.train`: a run folder around the shared `TrainingLoop`
 (`rl_platform.run.loop`) and a stock RLlib Algorithm."""
 
+import contextlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,18 +78,33 @@ def train(
     with RunLock(run_dir):
         # Verified before anything is written: a bad resume leaves the run as it was.
         checkpoint = checkpoint_to_resume(target, force=force) if target else None
-        log_handle = add_file_log(run_dir)
-        try:
+        with _file_log(run_dir):
             if checkpoint is None:
                 write_spec(run_dir, spec)
             ensure_ray()
             stop_request = StopRequest().install()  # after ray.init, which replaces SIGTERM's
             try:
-                return _train_in(run_dir, spec, stop_request, checkpoint, extensions)
+                return _train_in(run_dir, spec, stop_request.reason, checkpoint, extensions)
             finally:
                 stop_request.restore()
-        finally:
-            logger.remove(log_handle)
+
+
+def train_in_folder(spec: ExperimentSpec, run_dir: Path) -> RunResult:
+    """A new run of `spec` in the existing empty folder `run_dir`, on the Ray this process
+    already joined: one seed of `rlp train --seeds` inside its Tune trial. No signal handler
+    (the trial trains in a thread, where Python allows none); Tune ends the trial."""
+    with RunLock(run_dir), _file_log(run_dir):
+        write_spec(run_dir, spec)
+        return _train_in(run_dir, spec, lambda: None, None, ())
+
+
+@contextlib.contextmanager
+def _file_log(run_dir: Path) -> Iterator[None]:
+    handle = add_file_log(run_dir)
+    try:
+        yield
+    finally:
+        logger.remove(handle)
 
 
 def _restore(algo: Any, checkpoint: LoadedCheckpoint) -> LoopStart:
@@ -105,7 +121,7 @@ def _restore(algo: Any, checkpoint: LoadedCheckpoint) -> LoopStart:
 def _train_in(
     run_dir: Path,
     spec: ExperimentSpec,
-    stop_request: StopRequest,
+    host_stop: Callable[[], str | None],
     checkpoint: LoadedCheckpoint | None,
     extensions: Sequence[ConfigExtension],
 ) -> RunResult:
@@ -125,7 +141,7 @@ def _train_in(
                 start=start,
                 stop_on_collapse=spec.health.on_collapse == "stop",
                 checkpoint_at_stop=spec.checkpoint.at_end,
-                host_stop=stop_request.reason,
+                host_stop=host_stop,
                 save_collapsed=False,  # a collapse stop keeps the last healthy `latest`
                 evaluate=True,
             ).run()

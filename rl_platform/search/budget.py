@@ -87,13 +87,16 @@ def trial_budget(spec: ExperimentSpec, *, source: str = "spec") -> TrialBudget:
 
 
 def trial_bundles(spec: ExperimentSpec) -> list[dict[str, float]]:
-    """Placement-group bundles of one trial: its driver, then remote env runners and learners.
-
-    RLlib creates those actors inside the trial, so they must fit in the trial's reservation.
-    """
+    """Placement-group bundles of one search trial: its driver, then its RLlib actors."""
     trial = search_of(spec).resources
     head = {"CPU": trial.cpu} | ({"GPU": trial.gpu} if trial.gpu else {})
+    return [head, *actor_bundles(spec)]
+
+
+def actor_bundles(spec: ExperimentSpec) -> list[dict[str, float]]:
+    """One bundle per remote env runner and remote learner of a run inside a Tune trial:
+    RLlib creates those actors inside the trial, so they must fit in the trial's reservation."""
     res = spec.resources
     runners = [{"CPU": res.cpus_per_env_runner} for _ in range(res.env_runners)]
     learner = {"CPU": 1.0} | ({"GPU": res.gpus_per_learner} if res.gpus_per_learner else {})
-    return [head, *runners, *(dict(learner) for _ in range(res.learners))]
+    return [*runners, *(dict(learner) for _ in range(res.learners))]

@@ -169,3 +169,23 @@ def test_plot_league_ratings_and_errors(cartpole_run: Path, tmp_path: Path) -> N
     ]
     for args, message in errors:
         assert message in rlp("plot", *args, code=2).stderr, args
+
+
+def test_plot_a_seeds_folder_as_one_band_over_its_seeds(tmp_path: Path) -> None:
+    # The folder `rlp train --seeds 3` leaves: seed_<N> run folders and the aggregate beside them.
+    parent = tmp_path / "seeds" / "fake_ppo" / "20260101-000000"
+    for seed in range(3):
+        _fake_run(parent / f"seed_{seed}", name="fake_ppo", returns=[5 + seed, 20 + 10 * seed, 60],
+                  steps=[0, 500 * (seed + 1), 3000])  # fmt: skip
+    (parent / "trial_metrics.json").write_text('{"seeds": [0, 1, 2]}\n')
+    pictures = {}
+    for band in ("ci", "minmax"):
+        pictures[band] = tmp_path / f"{band}.png"
+        result = json.loads(
+            rlp("plot", str(parent), "--band", band, "--out", str(pictures[band]), "--json").stdout
+        )
+        assert result["groups"] == {"fake_ppo": 3} and result["skipped"] == []
+        assert _coloured_pixels(pictures[band]) > 500
+    ci, minmax = (np.asarray(Image.open(pictures[b])) for b in ("ci", "minmax"))
+    assert not np.array_equal(ci, minmax)  # the bootstrap band is narrower than min-max
+    assert "use minmax, std, ci" in rlp("plot", str(parent), "--band", "iqr", code=2).stderr

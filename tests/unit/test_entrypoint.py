@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from rl_platform.errors import UserError
 from rl_platform.jobs import client as client_mod
 from rl_platform.jobs.entrypoint import build_entrypoint, build_train_argv
 from rl_platform.jobs.errors import ClusterAuthError, SubmitError
@@ -374,3 +375,33 @@ def test_submit_streams_logs_and_ctrl_c_detaches_without_stopping(
     assert "iteration 1\niteration 2\n" in result.output
     assert says in result.output
     assert not fake.stopped
+
+
+def test_seeds_pass_through_to_the_jobs_rlp_train(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from rl_platform.jobs import jobs_cli
+
+    assert build_train_argv("a.yaml", profile="smoke", seeds="0,4,7") == [
+        "rlp", "train", "a.yaml", "--profile", "smoke", "--seeds", "0,4,7",
+    ]  # fmt: skip
+    with pytest.raises(UserError, match="--seeds '3; touch x'"):
+        build_train_argv("a.yaml", seeds="3; touch x")
+    fake = _FakeClient()
+    monkeypatch.setattr(jobs_cli, "make_client", lambda address: fake)
+    monkeypatch.chdir(tmp_path)
+    Path("a.yaml").write_text("name: a\n")
+    app = typer.Typer()
+    app.command()(jobs_cli.submit_command)
+
+    result = CliRunner().invoke(app, ["a.yaml", "--profile", "smoke", "--seeds", "3", "--no-wait"])
+
+    assert result.exit_code == 0, result.output
+    [call] = fake.calls
+    assert call["entrypoint"] == "rlp train a.yaml --profile smoke --seeds 3"
+    refused = CliRunner().invoke(app, ["a.yaml", "--seeds", "1", "--no-wait"])
+    assert refused.exit_code == 2 and "--seeds '1'" in refused.output
+    assert "Traceback" not in refused.output and len(fake.calls) == 1

@@ -21,13 +21,25 @@ PURE = (
     "rl_platform.modules.lstm_net",
     "rl_platform.modules.masked_mlp_net",
     "rl_platform.modules.transformer",
+    "rl_platform.modules.streaming_encoder",
     "rl_platform.modules.transformer_lstm_net",
     "rl_platform.envs.duel",
     "rl_platform.envs.vector_game",
+    "rl_platform.envs.catalog",
+    "rl_platform.envs.sources",
+    "rl_platform.envs.user_envs",
+    "rl_platform.envs.env_info",
+    "rl_platform.envs.env_kwargs",
+    "rl_platform.utils.user_code",
     "rl_platform.connectors.history_window",
     "rl_platform.teachers",
+    "rl_platform.seeds",
 )
-EXCEPT = ("rl_platform.league.callback", "rl_platform.envs.duel.rllib_env")
+EXCEPT = (
+    "rl_platform.league.callback",
+    "rl_platform.envs.duel.rllib_env",
+    "rl_platform.seeds.tuner",
+)
 
 
 def _module_name(path: Path) -> str:
