@@ -2,7 +2,7 @@
 
 The PettingZoo side is read the way RLlib's PettingZooEnv reads it (`env.last()` for the agent
 to move; at the end, `last()` then `step(None)` for every agent) and converted with our
-`masked_obs`, so the reference is what an agent sees through `pettingzoo/connect_four_v3`.
+`convert_obs`, so the reference is what an agent sees through `pettingzoo/connect_four_v3`.
 Importing pettingzoo_adapter imports Ray's modules but starts no Ray.
 """
 
@@ -11,11 +11,18 @@ import pytest
 from pettingzoo.classic import connect_four_v3
 
 from rl_platform.envs.connect_four import ConnectFourVectorGame
-from rl_platform.envs.pettingzoo_adapter import masked_obs, masked_space
+from rl_platform.envs.pettingzoo_adapter import convert_obs, converted_space
 from rl_platform.envs.vector_game import DRAW, RUNNING, VectorGame
 
 AGENTS = ("player_0", "player_1")
 KEYS = ("observations", "action_mask")
+
+RAW_SPACE = connect_four_v3.env().observation_space("player_0")
+
+
+def masked_obs(obs: dict) -> dict:
+    """What the agent sees: PettingZoo's observation through the adapter."""
+    return convert_obs(RAW_SPACE, obs)
 
 
 def _seat_obs(obs: dict[str, np.ndarray], game: int, seat: int) -> dict[str, np.ndarray]:
@@ -106,7 +113,7 @@ def test_spaces_match_the_pettingzoo_adapter() -> None:
     game = ConnectFourVectorGame(3)
     assert isinstance(game, VectorGame)
     assert (game.num_seats, game.turn_based) == (2, True)
-    assert game.observation_space == masked_space(
+    assert game.observation_space == converted_space(
         connect_four_v3.env().observation_space("player_0")
     )
     assert game.action_space.n == 7
