@@ -44,7 +44,7 @@ def lookback_horizon_for_turns(players: int) -> int:
     return players + 1
 
 
-def _module_for(rl_module: RLModule, module_id: Any) -> RLModule:
+def module_for(rl_module: RLModule, module_id: Any) -> RLModule:
     # Same lookup as RLlib's AddStatesFromEpisodesToBatch (learner branch).
     if module_id is not None:
         return rl_module[module_id]
@@ -97,7 +97,7 @@ class FillStateLookback(ConnectorV2):
         for sa_episode in self.single_agent_episode_iterator(
             episodes, agents_that_stepped_only=False
         ):
-            module = _module_for(rl_module, sa_episode.module_id)
+            module = module_for(rl_module, sa_episode.module_id)
             if not module.is_stateful() or not needs_state_lookback(sa_episode):
                 continue
             initial = convert_to_numpy(module.get_initial_state())

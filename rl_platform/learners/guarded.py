@@ -1,18 +1,20 @@
-"""The stock learners of the other algorithms, each with the finite-update guard."""
+"""The stock learners of the other algorithms, each with the finite-update guard (and, for the
+on-policy ones that train recurrent modules, chunk states read by index)."""
 
 from ray.rllib.algorithms.appo.torch.appo_torch_learner import APPOTorchLearner
 from ray.rllib.algorithms.dqn.torch.dqn_torch_learner import DQNTorchLearner
 from ray.rllib.algorithms.impala.torch.impala_torch_learner import IMPALATorchLearner
 from ray.rllib.algorithms.sac.torch.sac_torch_learner import SACTorchLearner
 
+from rl_platform.learners.chunk_states import IndexedChunkStates
 from rl_platform.learners.finite_guard import FiniteUpdateGuard
 
 
-class GuardedAPPOLearner(FiniteUpdateGuard, APPOTorchLearner):
+class GuardedAPPOLearner(FiniteUpdateGuard, IndexedChunkStates, APPOTorchLearner):
     """APPO with the finite-update guard."""
 
 
-class GuardedIMPALALearner(FiniteUpdateGuard, IMPALATorchLearner):
+class GuardedIMPALALearner(FiniteUpdateGuard, IndexedChunkStates, IMPALATorchLearner):
     """IMPALA with the finite-update guard."""
 
 

@@ -6,11 +6,12 @@ from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.annotations import override
 
+from rl_platform.learners.chunk_states import IndexedChunkStates
 from rl_platform.learners.finite_guard import FiniteUpdateGuard
 from rl_platform.losses.ppo_diagnostics import ppo_diagnostics
 
 
-class PlatformPPOLearner(FiniteUpdateGuard, PPOTorchLearner):
+class PlatformPPOLearner(FiniteUpdateGuard, IndexedChunkStates, PPOTorchLearner):
     """`PPOTorchLearner` + diagnostics; the loss itself is RLlib's, unchanged."""
 
     @override(PPOTorchLearner)

@@ -20,7 +20,6 @@ from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
 
 from rl_platform.sampling.rollout import Trajectory
-from rl_platform.sampling.seat_states import STATE_IN_PREFIX, STATE_OUT_PREFIX
 
 _chunk_ids = itertools.count()
 
@@ -46,7 +45,7 @@ def to_episode(
         actions=InfiniteLookbackBuffer(data=trajectory.actions, space=action_space),
         action_space=action_space,
         rewards=InfiniteLookbackBuffer(data=trajectory.rewards),
-        extra_model_outputs=_extra_buffers(trajectory.extras),
+        extra_model_outputs=_extra_buffers(trajectory.extras, trajectory.states),
         terminated=trajectory.terminated,
         truncated=trajectory.truncated,
         t_started=trajectory.t_started,
@@ -57,24 +56,13 @@ def to_episode(
     )
 
 
-def _extra_buffers(extras: dict[str, np.ndarray]) -> dict[str, InfiniteLookbackBuffer]:
+def _extra_buffers(
+    extras: dict[str, np.ndarray], states: dict[str, np.ndarray]
+) -> dict[str, InfiniteLookbackBuffer]:
     """Model outputs per step; recurrent states become RLlib's STATE_OUT column with the
-    chunk's first STATE_IN as its one-step lookback, which the learner's
-    AddStatesFromEpisodesToBatch reads as the state the chunk starts from."""
-    buffers = {
-        name: InfiniteLookbackBuffer(data=values)
-        for name, values in extras.items()
-        if not name.startswith((STATE_IN_PREFIX, STATE_OUT_PREFIX))
-    }
-    state_out = {
-        name.removeprefix(STATE_OUT_PREFIX): values
-        for name, values in extras.items()
-        if name.startswith(STATE_OUT_PREFIX)
-    }
-    if state_out:
-        data = {
-            key: np.concatenate([extras[f"{STATE_IN_PREFIX}{key}"][:1], values])
-            for key, values in state_out.items()
-        }
-        buffers[Columns.STATE_OUT] = InfiniteLookbackBuffer(data=data, lookback=1)
+    chunk's first STATE_IN as its one-step lookback, which the learner reads as the state the
+    chunk starts from (connectors/chunk_states.py)."""
+    buffers = {name: InfiniteLookbackBuffer(data=values) for name, values in extras.items()}
+    if states:
+        buffers[Columns.STATE_OUT] = InfiniteLookbackBuffer(data=states, lookback=1)
     return buffers

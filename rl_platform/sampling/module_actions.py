@@ -8,7 +8,7 @@ for the learner. Modules that return `ACTIONS` themselves (scripted league agent
 directly on numpy observations.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,10 +25,10 @@ class PolicyOutput:
     actions: np.ndarray
     logits: torch.Tensor | None = None
     dist: Any = None
+    state_in: dict[str, np.ndarray] | None = None
+    """Recurrent modules: the state this step started from, per state key `[B, ...]`."""
     state_out: dict[str, np.ndarray] | None = None
     """Recurrent modules: the state after this step, per state key `[B, ...]`."""
-    extra_columns: dict[str, np.ndarray] = field(default_factory=dict)
-    """Further per-row columns the runner stores with the step (recurrent states)."""
 
     log_probs: torch.Tensor | None = None
     """Categorical outputs: log-probabilities of every action `[B, A]` (the fast path)."""

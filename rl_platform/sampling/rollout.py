@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from rl_platform.envs.vector_game import Observations, put_rows, take_rows
+from rl_platform.sampling.seat_states import STATE_IN_PREFIX, STATE_OUT_PREFIX, STATE_PREFIXES
 
 
 def _allocate(template: Observations, rows: int) -> Observations:
@@ -45,6 +46,9 @@ class Trajectory:
     extras: dict[str, np.ndarray]
     terminated: bool
     truncated: bool
+    states: dict[str, np.ndarray] = field(default_factory=dict)
+    """Recurrent modules: RLlib's STATE_OUT data per state key, `[K + 1, ...]` with the state
+    before the first decision at row 0 (its lookback); see `_chunk_states`."""
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -66,6 +70,8 @@ class RolloutArrays:
     truncated: np.ndarray
     episode_uid: np.ndarray
     extras: dict[str, np.ndarray] = field(default_factory=dict)
+    state_stride: int = 0
+    """Recurrent modules' `max_seq_len`: states are stored at chunk starts only."""
 
     @classmethod
     def allocate(cls, *, steps: int, obs: Observations, num_games: int) -> "RolloutArrays":
@@ -199,10 +205,34 @@ def _trajectory(arrays, game, seat, piece, rewards, final, t_started, *, term, t
         observations=observations,
         actions=arrays.actions[piece, game, seat],
         rewards=rewards,
-        extras={name: values[piece, game, seat] for name, values in arrays.extras.items()},
+        extras={
+            name: values[piece, game, seat]
+            for name, values in arrays.extras.items()
+            if not name.startswith(STATE_PREFIXES)
+        },
         terminated=term,
         truncated=trunc,
+        states=_chunk_states(arrays, game, seat, piece),
     )
+
+
+def _chunk_states(arrays: RolloutArrays, game: int, seat: int, piece) -> dict[str, np.ndarray]:
+    """STATE_OUT data of one chunk, filled only where the learner reads it: row 0 (the state
+    before decision 0) and rows `k * stride` (the state after decision `k * stride - 1`),
+    as recorded by `seat_states.ChunkPositions`. The other rows stay zero and are never read;
+    `np.zeros` leaves their memory pages unallocated."""
+    out: dict[str, np.ndarray] = {}
+    starts = np.arange(arrays.state_stride, len(piece), arrays.state_stride or 1)
+    for name, state_out in arrays.extras.items():
+        if not name.startswith(STATE_OUT_PREFIX):
+            continue
+        key = name.removeprefix(STATE_OUT_PREFIX)
+        state_in = arrays.extras[f"{STATE_IN_PREFIX}{key}"]
+        data = np.zeros((len(piece) + 1, *state_in.shape[3:]), state_in.dtype)
+        data[0] = state_in[piece[0], game, seat]
+        data[starts] = state_out[piece[starts - 1], game, seat]
+        out[key] = data
+    return out
 
 
 def _closed(arrays, game, seat, piece, end, t_started) -> Trajectory:

@@ -14,6 +14,7 @@ import numpy as np
 
 STATE_IN_PREFIX = "state_in/"
 STATE_OUT_PREFIX = "state_out/"
+STATE_PREFIXES = (STATE_IN_PREFIX, STATE_OUT_PREFIX)
 
 
 class SeatStates:
@@ -38,7 +39,32 @@ class SeatStates:
             value[games] = self.initial[key]
 
 
-def state_extras(state_in: Mapping[str, np.ndarray], state_out: Mapping[str, np.ndarray]):
-    """Flat extra columns for the rollout arrays: `state_in/<key>`, `state_out/<key>`."""
-    extras = {f"{STATE_IN_PREFIX}{k}": v for k, v in state_in.items()}
-    return extras | {f"{STATE_OUT_PREFIX}{k}": v for k, v in state_out.items()}
+class ChunkPositions:
+    """Which decisions' states the learner reads, so the runner stores only those.
+
+    A seat's decisions in one game piece (a game within one sample call, rollout.py) become
+    one episode chunk; the learner starts its `max_seq_len` sequences from the state before
+    decision 0 and from the states after decisions `k * max_seq_len - 1`
+    (connectors/chunk_states.py). Recording every state instead costs the whole state per
+    decision: ~356 KiB for the streaming encoder at the reference size.
+    """
+
+    def __init__(self, *, num_games: int, num_seats: int, max_seq_len: int) -> None:
+        self.max_seq_len = max_seq_len
+        self.decisions = np.zeros((num_games, num_seats), np.int64)
+        """Decisions of each seat in its current game piece."""
+
+    def start_call(self, carried: np.ndarray | None) -> None:
+        """A sample call starts new pieces; a carried open decision is decision 0 of its."""
+        self.decisions[:] = 0
+        if carried is not None and len(carried):
+            self.decisions[carried[:, 0], carried[:, 1]] = 1
+
+    def end_games(self, games: np.ndarray) -> None:
+        self.decisions[games] = 0
+
+    def take(self, games: np.ndarray, seats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rows needing state_in, rows needing state_out) of these decisions; counts them."""
+        index = self.decisions[games, seats]
+        self.decisions[games, seats] += 1
+        return index == 0, index % self.max_seq_len == self.max_seq_len - 1

@@ -45,7 +45,13 @@ from rl_platform.sampling.game_stats import GameStats, log_action_counts
 from rl_platform.sampling.model_inputs import model_inputs_for
 from rl_platform.sampling.rollout import Carry, RolloutArrays, carry_into, cut_seat
 from rl_platform.sampling.seat_plan import SeatPlan
-from rl_platform.sampling.seat_states import SeatStates, state_extras
+from rl_platform.sampling.seat_states import (
+    STATE_IN_PREFIX,
+    STATE_OUT_PREFIX,
+    STATE_PREFIXES,
+    ChunkPositions,
+    SeatStates,
+)
 
 MAIN_MODULE = MAIN_MODULE_ID
 
@@ -189,9 +195,10 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         main = self.module[self._main]
         if not (hasattr(main, "is_stateful") and main.is_stateful()):
             return None
-        return SeatStates(
-            main.get_initial_state(), num_games=self.game.num_games, num_seats=self.game.num_seats
-        )
+        shape = {"num_games": self.game.num_games, "num_seats": self.game.num_seats}
+        self._last_in = SeatStates(main.get_initial_state(), **shape)
+        self._positions = ChunkPositions(max_seq_len=int(main.model_config["max_seq_len"]), **shape)
+        return SeatStates(main.get_initial_state(), **shape)
 
     def _plan(self) -> routing.RunnerPlan | None:
         """The league's slot plan on this process; None without a league (mirror games)."""
@@ -215,6 +222,9 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             steps=steps, obs=self._model_obs, num_games=self.game.num_games
         )
         carry_into(arrays, self._carry)
+        if self._states is not None:
+            arrays.state_stride = self._positions.max_seq_len
+            self._positions.start_call(self._carry.seats if self._carry is not None else None)
         arrays.episode_uid[0] = self._uids
         trained_actions: list[tuple[str, np.ndarray]] = []
         self._moves = np.zeros(self.game.num_seats, np.int64)
@@ -262,7 +272,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         )
         if state_in is not None and output.state_out is not None:
             self._states.write(games, seats, output.state_out)
-            output.extra_columns = state_extras(state_in, output.state_out)
+            output.state_in = state_in
         return output, obs
 
     def _record(self, arrays, row, games, seats, index, obs, output, *, explore: bool) -> None:
@@ -273,8 +283,22 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         if explore:
             for name, values in output.extras().items():
                 arrays.record_extra(name, row, (games, seats), values)
-        for name, values in output.extra_columns.items():
-            arrays.record_extra(name, row, (games, seats), values)
+        if output.state_in is not None:
+            self._record_states(arrays, row, games, seats, output)
+
+    def _record_states(self, arrays, row, games, seats, output) -> None:
+        """Only the states the learner reads (`ChunkPositions`); every seat's last state_in
+        is kept aside for a transition carried into the next call."""
+        self._last_in.write(games, seats, output.state_in)
+        keep_in, keep_out = self._positions.take(games, seats)
+        for prefix, keep, state in (
+            (STATE_IN_PREFIX, keep_in, output.state_in),
+            (STATE_OUT_PREFIX, keep_out, output.state_out),
+        ):
+            if keep.any():
+                for key, values in state.items():
+                    index = (games[keep], seats[keep])
+                    arrays.record_extra(f"{prefix}{key}", row, index, values[keep])
 
     def _advance(self, arrays: RolloutArrays, row: int, actions: np.ndarray) -> None:
         out = self.game.step(actions)
@@ -292,6 +316,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             put_rows(arrays.final_obs, (row, ended), take_rows(model_final, ended))
             if self._states is not None:
                 self._states.restart(ended)
+                self._positions.end_games(ended)
             results = self._stats.finish(
                 ended,
                 winner=out.winner,
@@ -325,6 +350,17 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             every = np.concatenate([actions for _, actions in trained_actions])
             log_action_counts(every, int(self.game.action_space.n), self.metrics)
 
+    def _pending_states(self, pending: list[tuple[int, int, int, float]]) -> dict:
+        """state_in and state_out of each open decision: the seat's last state_in, and its
+        current state (it has not acted since, and its game has not restarted)."""
+        if self._states is None or not pending:
+            return {}
+        games = np.asarray([p[0] for p in pending])
+        seats = np.asarray([p[1] for p in pending])
+        state_in = {f"{STATE_IN_PREFIX}{k}": v for k, v in self._last_in.rows(games, seats).items()}
+        state_out = self._states.rows(games, seats).items()
+        return state_in | {f"{STATE_OUT_PREFIX}{k}": v for k, v in state_out}
+
     def _build_episodes(self, arrays: RolloutArrays) -> list[Any]:
         trajectories, pending = [], []
         recorded = arrays.decided.any(axis=0)
@@ -341,7 +377,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             self._seat_t[game, seat] = cut.t_next
             if cut.pending_row is not None:
                 pending.append((int(game), int(seat), cut.pending_row, cut.pending_reward))
-        self._carry = _carry_from(arrays, pending)
+        self._carry = _carry_from(arrays, pending, self._pending_states(pending))
         return [
             to_episode(
                 t,
@@ -356,17 +392,20 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         ]
 
 
-def _carry_from(arrays: RolloutArrays, pending: list[tuple[int, int, int, float]]) -> Carry | None:
+def _carry_from(
+    arrays: RolloutArrays, pending: list[tuple[int, int, int, float]], states: dict
+) -> Carry | None:
     if not pending:
         return None
     games = np.asarray([p[0] for p in pending])
     seats = np.asarray([p[1] for p in pending])
     rows = np.asarray([p[2] for p in pending])
+    stored = {n: v for n, v in arrays.extras.items() if not n.startswith(STATE_PREFIXES)}
     return Carry(
         seats=np.stack([games, seats], axis=1),
         obs=take_rows(arrays.obs, (rows, games, seats)),
         actions=arrays.actions[rows, games, seats],
         rewards=np.asarray([p[3] for p in pending], np.float32),
         module=arrays.module[rows, games, seats],
-        extras={name: values[rows, games, seats] for name, values in arrays.extras.items()},
+        extras={name: values[rows, games, seats] for name, values in stored.items()} | states,
     )

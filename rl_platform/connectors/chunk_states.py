@@ -1,0 +1,86 @@
+"""Learner connector: each sequence chunk's STATE_IN read by index, not by copying every state.
+
+RLlib 2.60's learner `AddStatesFromEpisodesToBatch` builds a chunk's STATE_IN as
+`np.concatenate([[lookback], state_outs[:-1]])[::max_seq_len]`: it copies *every* stored
+STATE_OUT of an episode and keeps the copy alive through the strided view it adds to the
+batch. That is harmless for an LSTM's few KiB, but the streaming encoder's key/value cache is
+~356 KiB per step at the reference size (docs/modules.md), so a 4,096-step batch copied
+~1.4 GB per pass. This piece computes the same STATE_IN rows by index (the lookback, then the
+STATE_OUT of every `max_seq_len`-th step) and adds them under STATE_IN, after which RLlib's
+piece leaves the batch alone (it returns early when STATE_IN is present). Values are identical
+(tests/integration/test_chunk_states.py), and the episodes may store only those rows: the
+array env runner does (rl_platform/sampling/rollout.py).
+"""
+
+import math
+from typing import Any
+
+import numpy as np
+import tree
+from ray.rllib.connectors.connector_v2 import ConnectorV2
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.rl_module import RLModule
+from ray.rllib.utils.numpy import convert_to_numpy
+from ray.rllib.utils.typing import EpisodeType
+
+from rl_platform.connectors.state_lookback import module_for
+
+
+def chunk_start_indices(length: int, max_seq_len: int) -> list[int]:
+    """Indices of the STATE_OUTs that start chunks 1.. of an episode of `length` steps (the
+    state after step `k * max_seq_len - 1` starts chunk k; chunk 0 starts from the lookback)."""
+    return list(range(max_seq_len - 1, length - 1, max_seq_len))
+
+
+class ChunkStatesToBatch(ConnectorV2):
+    """See the module docstring. Numpy episodes only (learner side); others are left to RLlib."""
+
+    def __call__(
+        self,
+        *,
+        rl_module: RLModule,
+        batch: dict[str, Any],
+        episodes: list[EpisodeType],
+        explore: bool | None = None,
+        shared_data: dict | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        if rl_module is None or not rl_module.is_stateful() or Columns.STATE_IN in batch:
+            return batch
+        if Columns.NEXT_OBS in batch:  # off-policy batches also need NEXT_STATE_IN: RLlib's
+            return batch
+        sa_episodes = list(self.single_agent_episode_iterator(episodes))
+        if not all(e.is_numpy for e in sa_episodes):
+            return batch
+        for sa_episode in sa_episodes:
+            module = module_for(rl_module, sa_episode.module_id)
+            if not module.is_stateful():
+                continue
+            max_seq_len = int(module.model_config["max_seq_len"])
+            self.add_n_batch_items(
+                batch=batch,
+                column=Columns.STATE_IN,
+                items_to_add=_chunk_states(sa_episode, module, max_seq_len),
+                num_items=math.ceil(len(sa_episode) / max_seq_len),
+                single_agent_episode=sa_episode,
+            )
+        return batch
+
+
+def _chunk_states(sa_episode: Any, module: RLModule, max_seq_len: int) -> Any:
+    """`[ceil(len / max_seq_len), ...]` STATE_INs, as RLlib's piece computes them."""
+    has_states = Columns.STATE_OUT in sa_episode.extra_model_outputs
+    if sa_episode.t_started == 0 or not has_states:
+        first = convert_to_numpy(module.get_initial_state())
+    else:
+        first = sa_episode.get_extra_model_outputs(
+            key=Columns.STATE_OUT, indices=-1, neg_index_as_lookback=True
+        )
+    indices = chunk_start_indices(len(sa_episode), max_seq_len)
+    if not has_states or not indices:  # no states stored: every chunk starts from `first`
+        count = math.ceil(len(sa_episode) / max_seq_len)
+        return tree.map_structure(lambda s: np.repeat(np.asarray(s)[None], count, axis=0), first)
+    later = sa_episode.get_extra_model_outputs(key=Columns.STATE_OUT, indices=indices)
+    return tree.map_structure(
+        lambda f, rest: np.concatenate([np.asarray(f)[None], rest]), first, later
+    )
