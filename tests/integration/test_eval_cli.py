@@ -113,7 +113,7 @@ def test_eval_table_output_and_errors(cartpole_run: Path) -> None:
         ((f"chekpoint://{cartpole_run}", "--env", "CartPole-v1"), "Did you mean checkpoint://"),
         (("checkpoint:///no/such/run", "--env", "CartPole-v1"), "does not exist"),
         (("scripted://duel/based", "--env", "CartPole-v1"), "plays rlp/Duel-v0"),
-        (("random", "--env", "CartPol-v1"), "Did you mean CartPole-v1"),
+        (("random", "--env", "CartPol-v1"), "did you mean CartPole-v1"),
         (("random", "--env", "CartPole-v1", "--opponent", "random"), "two-player"),
         (("random", "--episodes", "1"), "--env is required"),
         (("random", "--env", "CartPole-v1", "--episodes", "0"), "Invalid value for '--episodes'"),
