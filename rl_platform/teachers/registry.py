@@ -96,6 +96,27 @@ SCRIPTED_POLICIES: dict[tuple[str, str], ScriptedEntry] = {
             reads=duel_raw_obs,
         ),
         ScriptedEntry(
+            "duel",
+            "rusher",
+            "style: dashes in and spams lights, never blocks; loses to blocking",
+            f"{_DUEL}:act_rusher",
+            reads=duel_raw_obs,
+        ),
+        ScriptedEntry(
+            "duel",
+            "blocker",
+            "style: waits and blocks, punishes recovery; loses to grabs and spaced pokes",
+            f"{_DUEL}:act_blocker",
+            reads=duel_raw_obs,
+        ),
+        ScriptedEntry(
+            "duel",
+            "zoner",
+            "style: pokes with heavies from max range, backs off; loses to approaching",
+            f"{_DUEL}:act_zoner",
+            reads=duel_raw_obs,
+        ),
+        ScriptedEntry(
             "cartpole",
             "balance",
             "pushes towards the falling pole (angle + damped angular velocity); "

@@ -21,7 +21,7 @@ def test_registry_names_the_duel_agents_and_suggests_close_matches() -> None:
     with pytest.raises(UserError, match="Did you mean 'based'") as info:
         scripted_act(env_id=DUEL_ENV, agent="basde")
     assert "constant" in str(info.value)  # the full list is shown too
-    with pytest.raises(UserError, match="not for env"):
+    with pytest.raises(UserError, match="name your own as"):
         scripted_act(env_id="CartPole-v0", agent="based")
 
 
