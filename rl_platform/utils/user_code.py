@@ -58,8 +58,7 @@ def import_user_module(
         raise error(f"{prefix}importing {module_name} failed: {exc}{user_frames(exc)}") from None
     except Exception as exc:  # the user's module raised while importing
         raise error(
-            f"{prefix}importing {module_name} failed: "
-            f"{type(exc).__name__}: {exc}{user_frames(exc)}"
+            f"{prefix}importing {module_name} failed: {type(exc).__name__}: {exc}{user_frames(exc)}"
         ) from None
 
 

@@ -1,0 +1,191 @@
+"""Does reading the opponent's history pay? MLP vs LSTM vs transformer_lstm on the duel.
+
+    uv run python benchmarks/opponent_encoder_value.py [--env-steps 1000000] [--games 200]
+        [--seed 0] [--quick] [--out runs/opponent_encoder_value]
+
+Trains three models with the same env-step budget, on the array runner, in a league whose
+opponents are the scripted duel styles in equal shares (`based`, `rusher`, `blocker`,
+`zoner`: docs/duel.md), then plays each trained policy against each style (`--games` games,
+seats alternating, greedy and sampled) in the duel's vectorized arena:
+
+* (a) `mlp` [256, 256]: sees the current frame only;
+* (b) `lstm` (cell 128): memory, no opponent-history input;
+* (c) `transformer_lstm` with the streaming encoder, CPU-sized (2 layers, 4 heads, d_model 64,
+  a 30-frame opponent history, LSTM 128);
+* (c0) the same (c) policy with its history cut to the current frame: the encoder's key/value
+  cache is cleared after every step, the LSTM keeps its state. If (c)'s edge comes from reading
+  the opponent's history, (c0) loses it.
+
+Prints one row per policy: win rate against each style, greedy and sampled, and the mean over
+styles; the goal (issue #20) is (c) >= both (a) and (b) + 10 points in that mean, and (c0)
+without the edge. Results in docs/modules.md and docs/BENCHMARKS.md. The models are CPU-sized
+so a 2-core machine trains all three in well under an hour; say so when quoting.
+"""
+
+import argparse
+import json
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from rl_platform import train
+from rl_platform.envs.duel.arena import run_matches
+from rl_platform.evaluation.envs import EnvTarget, probe_env
+from rl_platform.league_tools.arena_round_robin import ArenaSeat
+from rl_platform.policies import EnvContext, learned_policy, load_policy
+from rl_platform.policies.module_policy import ModulePolicy
+from rl_platform.policies.rebuild import build_module, history_converter
+from rl_platform.spec import ExperimentSpec, validate_spec_data
+from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
+from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
+
+STYLES = ("based", "rusher", "blocker", "zoner")
+MODELS: dict[str, dict[str, Any]] = {
+    "mlp": {"type": "mlp", "hidden": [256, 256]},
+    "lstm": {"type": "lstm", "lstm_cell_size": 128, "actor": [64], "critic": [64]},
+    "transformer_lstm": {
+        "type": "transformer_lstm",
+        "encoder": "streaming",
+        "obs_split": {"self": [0, 32], "opponent": [32, 64]},
+        "history": 30,
+        "layers": 2,
+        "heads": 4,
+        "d_model": 64,
+        "obs_encoder": [128],
+        "lstm_cell_size": 128,
+        "actor": [64],
+        "critic": [64],
+    },
+}
+
+
+def spec_for(model: str, *, env_steps: int, seed: int) -> ExperimentSpec:
+    return validate_spec_data(
+        {
+            "name": f"encoder_value_{model}",
+            "algo": "PPO",
+            "seed": seed,
+            "env": {"id": "rlp/Duel-v0", "envs_per_runner": 64, "runner": "vector"},
+            "training": {
+                "lr": 3.0e-4,
+                "gamma": 0.995,
+                "lambda": 0.95,
+                "train_batch_size": 4096,
+                "minibatch_size": 1024,
+                "num_epochs": 4,
+                "entropy_coeff": 0.003,
+                "vf_loss_coeff": 0.5,
+                "grad_clip": 1.0,
+            },
+            "model": MODELS[model],
+            "league": {
+                "opponent_mix": dict.fromkeys(STYLES, 1.0),
+                "scripted": list(STYLES),
+                "slots": 1,
+            },
+            "resources": {"torch_threads": 2},
+            "stop": {"env_steps": env_steps},
+            "checkpoint": {"every_iterations": None, "keep_last": 1},
+            "logging": {"wandb": "off", "tensorboard": False},
+        }
+    )
+
+
+class HistoryBlindPolicy(ModulePolicy):
+    """(c0): after every step the streaming encoder forgets all frames but the current one
+    (its `kv_*` cache is reset to the initial, empty one); the LSTM state is kept."""
+
+    def act(self, obs: Any, rng: np.random.Generator, *, keys: Sequence[Hashable]) -> np.ndarray:
+        actions = super().act(obs, rng, keys=keys)
+        for key in keys:
+            state = self._states[key]
+            for name in state:
+                if name.startswith("kv"):
+                    state[name] = np.asarray(self._initial[name])
+        return actions
+
+
+def trained_policy(spec: ExperimentSpec, run_dir: Path, *, sample: bool, blind: bool) -> Any:
+    loaded = load_checkpoint(resolve_checkpoint(run_dir))
+    weights = module_weights(loaded.parts[ALGORITHM_PART])["main"]
+    target = EnvTarget(spec.env.id)
+    observation_space, action_space = probe_env(target).spaces["player_0"]
+    context = EnvContext(spec.env.id, observation_space, action_space)
+    if not blind:
+        return learned_policy(spec, weights, env=context, sample=sample, label=spec.name), context
+    converter = history_converter(spec, observation_space)
+    rebuilt = build_module(
+        spec,
+        observation_space=converter.observation_space,
+        action_space=action_space,
+        weights=weights,
+        inference_only=True,
+    )
+    return HistoryBlindPolicy(spec.name, rebuilt, sample=sample, converter=converter), context
+
+
+def win_rate(policy: Any, opponent: Any, *, games: int, seed: int) -> float:
+    wins = 0
+    for seat, count in ((0, (games + 1) // 2), (1, games // 2)):
+        seats = [ArenaSeat(policy, seating=seat), ArenaSeat(opponent, seating=seat)]
+        if seat == 1:
+            seats.reverse()
+        torch.manual_seed(seed + seat)
+        match = run_matches(*seats, num_games=count, seed=seed + seat)
+        for arena_seat in seats:
+            arena_seat.leave()
+        wins += match.wins_a if seat == 0 else match.wins_b
+    return wins / games
+
+
+def evaluate(spec: ExperimentSpec, run_dir: Path, *, games: int, blind: bool) -> dict:
+    row: dict[str, float] = {}
+    for mode in ("greedy", "sampled"):
+        policy, context = trained_policy(spec, run_dir, sample=mode == "sampled", blind=blind)
+        rates = []
+        for style in STYLES:
+            opponent = load_policy(f"scripted://duel/{style}", env=context)
+            rates.append(win_rate(policy, opponent, games=games, seed=spec.seed or 0))
+            row[f"{mode}/{style}"] = rates[-1]
+        row[f"{mode}/mean"] = float(np.mean(rates))
+    return row
+
+
+def print_table(rows: dict[str, dict]) -> None:
+    columns = [f"{mode}/{s}" for mode in ("greedy", "sampled") for s in (*STYLES, "mean")]
+    print("| policy | " + " | ".join(columns) + " |")
+    print("|---|" + "---|" * len(columns))
+    for name, row in rows.items():
+        print(f"| {name} | " + " | ".join(f"{row[c]:.2f}" for c in columns) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--env-steps", type=int, default=1_000_000)
+    parser.add_argument("--games", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="20k env steps, 20 games")
+    parser.add_argument("--out", type=Path, default=Path("runs/opponent_encoder_value"))
+    args = parser.parse_args()
+    env_steps, games = (20_000, 20) if args.quick else (args.env_steps, args.games)
+    rows: dict[str, dict] = {}
+    for model in MODELS:
+        spec = spec_for(model, env_steps=env_steps, seed=args.seed)
+        result = train(spec, out_dir=args.out)
+        rows[model] = evaluate(spec, result.run_dir, games=games, blind=False)
+        if model == "transformer_lstm":
+            rows["transformer_lstm, history cut"] = evaluate(
+                spec, result.run_dir, games=games, blind=True
+            )
+        print(json.dumps({model: rows[model], "run": str(result.run_dir)}), flush=True)
+    print(
+        f"\n{env_steps:,} env steps per model, {games} games per style and mode, seed {args.seed}"
+    )
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()
