@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from rl_platform.bc import cli as bc_cli
 from rl_platform.cli_errors import FAILED_EXIT, INTERRUPTED_EXIT, user_errors
+from rl_platform.cli_options import DashboardOpt, ProfileOpt, SetOpt
 from rl_platform.errors import UserError
 from rl_platform.evaluation import cli as evaluation_cli
 from rl_platform.jobs.jobs_cli import jobs_app, submit_command
@@ -36,13 +37,6 @@ app.add_typer(league_app, name="league")
 err = Console(stderr=True)
 
 SpecArg = Annotated[Path, typer.Argument(help="Experiment spec YAML file.", show_default=False)]
-SetOpt = Annotated[
-    list[str] | None,
-    typer.Option("--set", "-s", help="Override a spec value: --set training.lr=1e-3 (repeatable)."),
-]
-ProfileOpt = Annotated[
-    str | None, typer.Option("--profile", "-p", help="Apply a named budget profile, e.g. smoke.")
-]
 
 app.command("submit", help="Submit `rlp train SPEC` to a Ray cluster as a job.")(submit_command)
 app.command("record")(bc_cli.record_command)
@@ -89,6 +83,7 @@ def train(
             "or a list (0,4,7); run folders under OUT/seeds/NAME/TIME, aggregate beside them."
         ),
     ] = None,
+    dashboard: DashboardOpt = False,
 ) -> None:
     """Train an experiment with an embedded local Ray (or the cluster in RAY_ADDRESS)."""
     from rl_platform.spec import load_spec
@@ -102,19 +97,20 @@ def train(
     # Validate before importing the training stack (Ray, torch): bad specs fail in well under 2 s.
     loaded = load_spec(spec, overrides=set_ or [], profile=profile)
     if selection is not None:
-        _train_seeds(loaded, selection.resolve(loaded.seed), out=out)
+        _train_seeds(loaded, selection.resolve(loaded.seed), out=out, dashboard=dashboard)
         return
     from rl_platform.run.train import train as run_train
 
-    result = run_train(loaded, out_dir=out, resume=resume, force=force)  # health: exit 3
+    # A TrainingHealthError leaves through `user_errors` with exit code 3.
+    result = run_train(loaded, out_dir=out, resume=resume, force=force, dashboard=dashboard)
     err.print(f"run folder: {result.run_dir}", highlight=False)
 
 
-def _train_seeds(spec: ExperimentSpec, seeds: list[int], *, out: Path) -> None:
+def _train_seeds(spec: ExperimentSpec, seeds: list[int], *, out: Path, dashboard: bool) -> None:
     from rl_platform.seeds.summary import summary_line
     from rl_platform.seeds.tuner import run_seeds
 
-    outcome = run_seeds(spec, seeds, out_dir=out)
+    outcome = run_seeds(spec, seeds, out_dir=out, dashboard=dashboard)
     for line in (
         f"seeds folder: {outcome.parent}",
         f"trial_metrics {summary_line(outcome.summary)}",

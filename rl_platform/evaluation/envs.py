@@ -74,6 +74,9 @@ def resolve_env(env: str | None, *, policies: list[PolicyURI]) -> EnvTarget:
 def _headless_rendering() -> None:
     # pygame (classic control) would probe sound devices and log ALSA errors on servers.
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+    # `pygame.init()` also starts a video driver; without a desktop session SDL's probe prints
+    # "XDG_RUNTIME_DIR is invalid or not set". rgb_array and ansi frames need no window.
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     # MuJoCo picks its GL backend at import; EGL renders headless with or without a GPU.
     os.environ.setdefault("MUJOCO_GL", "egl")
     if os.environ["MUJOCO_GL"] in ("egl", "osmesa"):

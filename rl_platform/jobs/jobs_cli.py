@@ -5,7 +5,7 @@ The main CLI registers these with `app.add_typer(jobs_app, name="jobs")` and
 """
 
 import contextlib
-import re
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,20 +16,18 @@ from rich.console import Console
 from rich.table import Table
 
 from rl_platform.cli_errors import FAILED_EXIT, user_errors
+from rl_platform.cli_options import ProfileOpt, SetOpt
 from rl_platform.jobs.client import ADDRESS_ENV_VAR, DEFAULT_ADDRESS, auth_hint, make_client
 from rl_platform.jobs.errors import ClusterAuthError, ClusterUnreachableError, JobNotFoundError
 from rl_platform.jobs.follow import follow_job
 from rl_platform.jobs.runtime_env import RAY_STOP_WAIT_ENV_VAR, STOP_GRACE_ENV_VAR
-from rl_platform.jobs.submit import submit_spec
+from rl_platform.jobs.submit import JOB_ID, submit_spec
 
 jobs_app = typer.Typer(
     name="jobs", help="List, inspect, follow and stop Ray jobs.", no_args_is_help=True
 )
 # soft_wrap: long lines (ids, commands) are wrapped by the terminal, never split by rich.
 console = Console(stderr=True, soft_wrap=True)
-
-# Job and submission ids are used in URL paths: keep them to Ray's own alphabet.
-_JOB_ID = re.compile(r"^[A-Za-z0-9_\-]{1,128}$")
 
 Address = Annotated[
     str,
@@ -43,7 +41,7 @@ JobId = Annotated[str, typer.Argument(help="Submission id printed by `rlp submit
 
 
 def _check_job_id(job_id: str) -> str:
-    if not _JOB_ID.fullmatch(job_id):
+    if not JOB_ID.fullmatch(job_id):
         raise JobNotFoundError(f"{job_id!r} is not a job id (letters, digits, '_' and '-' only)")
     return job_id
 
@@ -82,12 +80,11 @@ def _exit_for(status: str) -> None:
 @user_errors
 def submit_command(
     spec: Annotated[Path, typer.Argument(help="Experiment spec (YAML) inside the current folder.")],
-    set_: Annotated[
-        list[str] | None,
-        typer.Option("--set", help="Override a spec value, KEY=VALUE (repeatable)."),
-    ] = None,
-    profile: Annotated[
-        str | None, typer.Option("--profile", help="Spec profile, e.g. smoke.")
+    set_: SetOpt = None,
+    profile: ProfileOpt = None,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="Name the job: its id becomes rlp_NAME_<8 hex>."),
     ] = None,
     address: Address = DEFAULT_ADDRESS,
     no_wait: Annotated[
@@ -105,7 +102,13 @@ def submit_command(
     with _cluster_errors(address):
         client = make_client(address)
         submission = submit_spec(
-            client=client, spec=spec, overrides=set_ or [], profile=profile, out=out, seeds=seeds
+            client=client,
+            spec=spec,
+            overrides=set_ or [],
+            profile=profile,
+            out=out,
+            seeds=seeds,
+            name=name,
         )
     typer.echo(submission.job_id)
     console.print(f"[bold]submitted[/] {submission.job_id}", highlight=False)
@@ -133,16 +136,32 @@ def submit_command(
 
 @jobs_app.command("list")
 @user_errors
-def list_command(address: Address = DEFAULT_ADDRESS) -> None:
+def list_command(
+    address: Address = DEFAULT_ADDRESS,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON list on stdout (times in epoch ms).")
+    ] = False,
+) -> None:
     """List the jobs on the cluster, newest first."""
     with _cluster_errors(address):
         jobs = make_client(address).list_jobs()
+    rows = [
+        {
+            "id": job.submission_id or job.job_id or "?",
+            "status": job.status.value,
+            "start_time": job.start_time,
+            "end_time": job.end_time,
+            "entrypoint": job.entrypoint,
+            "message": job.message,
+        }
+        for job in sorted(jobs, key=lambda j: j.start_time or 0, reverse=True)
+    ]
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
     table = Table("id", "status", "started", "entrypoint")
-    for job in sorted(jobs, key=lambda j: j.start_time or 0, reverse=True):
-        started = _format_ms(job.start_time)
-        table.add_row(
-            job.submission_id or job.job_id or "?", job.status.value, started, job.entrypoint
-        )
+    for row in rows:
+        table.add_row(row["id"], row["status"], _format_ms(row["start_time"]), row["entrypoint"])
     Console().print(table)
 
 

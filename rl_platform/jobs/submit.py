@@ -4,6 +4,7 @@ The working folder is uploaded as the job's `working_dir`, so the spec path is s
 it and resolves the same way on the cluster as it does here.
 """
 
+import re
 import secrets
 import time
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 # server then refuses submissions with this message and creates nothing.
 _AGENT_NOT_READY = "No available agent"
 AGENT_WAIT_S = 60.0
+JOB_ID = re.compile(r"^[A-Za-z0-9_\-]{1,128}$")
+"""Submission ids go into the job API's URL paths: Ray's own alphabet only."""
 
 
 @dataclass(frozen=True)
@@ -60,11 +63,15 @@ def submit_spec(
     profile: str | None = None,
     out: str | None = None,
     seeds: str | None = None,
+    name: str | None = None,
     working_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Submission:
     """Upload `working_dir` (default: the current folder) and start `rlp train` on the cluster;
-    `seeds` is `rlp train --seeds` (one job, the seeds as Tune trials on the cluster)."""
+    `seeds` is `rlp train --seeds` (one job, the seeds as Tune trials on the cluster); `name`
+    goes into the job id (`rlp_NAME_1a2b3c4d`)."""
+    # Fixed across retries, so a retry can never start the job twice.
+    submission_id = new_submission_id(name)
     working_dir = (working_dir or Path.cwd()).resolve()
     spec_arg = spec_relative_to(spec, working_dir)
     entrypoint = build_entrypoint(
@@ -75,13 +82,25 @@ def submit_spec(
         client,
         entrypoint=entrypoint,
         runtime_env=runtime_env,
-        metadata={"rlp_spec": spec_arg, "rlp_profile": profile or ""},
-        # Fixed across retries, so a retry can never start the job twice.
-        submission_id=f"rlp_{secrets.token_hex(8)}",
+        metadata={"rlp_spec": spec_arg, "rlp_profile": profile or "", "rlp_name": name or ""},
+        submission_id=submission_id,
     )
     submission = Submission(job_id=job_id, entrypoint=entrypoint, runtime_env=runtime_env)
     logger.info("submitted job {} with runtime env {}", job_id, submission.shown_runtime_env())
     return submission
+
+
+def new_submission_id(name: str | None) -> str:
+    """`rlp_<16 hex>`, or `rlp_NAME_<8 hex>` for a named job (`rlp submit --name`)."""
+    if name is None:
+        return f"rlp_{secrets.token_hex(8)}"
+    job_id = f"rlp_{name}_{secrets.token_hex(4)}"
+    if not JOB_ID.fullmatch(job_id):
+        raise SubmitError(
+            f"--name {name!r}: use up to 115 letters, digits, '_' and '-' (it becomes part of "
+            "the job id)"
+        )
+    return job_id
 
 
 def _submit_when_agent_ready(

@@ -2,7 +2,7 @@
 
 The main CLI registers this with `app.add_typer(league_app, name="league")`.
 
-* `show RUN_DIR`: the leaderboard (read-only; safe while training runs).
+* `show RUN_DIR [--json]`: the leaderboard (read-only; safe while training runs).
 * `tournament RUN_DIR --games N`: round robin between members on CPU, updates ratings and
   writes `league/tournament.png` + `league/tournament.json`.
 * `add RUN_DIR CHECKPOINT --id NAME`: add a checkpoint's policy as a frozen member.
@@ -11,6 +11,9 @@ The main CLI registers this with `app.add_typer(league_app, name="league")`.
 writer per league folder), then resume training with `rlp train --resume RUN_DIR`.
 """
 
+import json
+import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -75,45 +78,93 @@ def _latest_weights(run_dir: Path, module_id: str) -> dict[str, Any] | None:
 
 @league_app.command("show")
 @user_errors
-def show(run_dir: RunDirArg) -> None:
+def show(
+    run_dir: RunDirArg,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object on stdout.")
+    ] = False,
+) -> None:
     """Leaderboard: rank, id, kind, rating (mu - 3 sigma), games, win rate vs main."""
+    view = _league_view(run_dir)
+    if as_json:
+        sys.stdout.write(json.dumps(view, indent=2) + "\n")
+        return
+    table = Table(title=f"league of {view['run']} (iteration {view['iteration']})")
+    for column in ("rank", "id", "kind", "rating", "games", "win rate vs main"):
+        table.add_column(column, justify="left" if column in ("id", "kind") else "right")
+    for row in view["leaderboard"]:
+        rate = "-" if row["win_rate_vs_main"] is None else f"{row['win_rate_vs_main']:.1%}"
+        if row["win_rate_vs_main"] is not None:
+            rate += f" ({row['games_vs_main']})"
+        table.add_row(
+            str(row["rank"]),
+            row["id"],
+            row["kind"],
+            f"{row['rating']:.2f}",
+            str(row["games"]),
+            rate,
+        )
+    console.print(table)
+    if view["opponent_mix"] is not None:
+        _print_mix(view)
+
+
+def _league_view(run_dir: Path) -> dict[str, Any]:
+    """What `show` prints, as plain data: the leaderboard and, when the run's spec is beside
+    the league, the opponent mix now and the schedule's phases."""
     from rl_platform.league.leaderboard import leaderboard
+    from rl_platform.league.mix_schedule import phases_of
     from rl_platform.league.pool import LeaguePool
     from rl_platform.league.results import ResultBook
 
     pool, state = LeaguePool.open(_league_root(run_dir))  # read-only: no pruning
     results = state.get("results", {})
     book = ResultBook.from_dict(results, window=int(results.get("window", 100)))
-    table = Table(title=f"league of {run_dir.name} (iteration {state.get('iteration', 0)})")
-    for column in ("rank", "id", "kind", "rating", "games", "win rate vs main"):
-        table.add_column(column, justify="left" if column in ("id", "kind") else "right")
-    for row in leaderboard(pool.members, results=book):
-        rate = "-" if row.win_rate_vs_main is None else f"{row.win_rate_vs_main:.1%}"
-        if row.win_rate_vs_main is not None:
-            rate += f" ({row.games_vs_main})"
-        table.add_row(str(row.rank), row.id, row.kind, f"{row.rating:.2f}", str(row.games), rate)
-    console.print(table)
-    if (run_dir / SPEC_FILE).is_file():  # a league folder copied without its run: no mix
-        _print_mix(_run_spec(run_dir).league, env_steps=int(state.get("env_steps", 0)))
+    env_steps = int(state.get("env_steps", 0))
+    view: dict[str, Any] = {
+        "run": run_dir.name,
+        "iteration": state.get("iteration", 0),
+        "env_steps": env_steps,
+        "leaderboard": [asdict(row) for row in leaderboard(pool.members, results=book)],
+        "opponent_mix": None,
+        "schedule": None,
+    }
+    if not (run_dir / SPEC_FILE).is_file():  # a league folder copied without its run: no mix
+        return view
+    spec = _run_spec(run_dir).league
+    view["opponent_mix"] = spec.mix_at(env_steps)
+    phases = phases_of(spec.opponent_mix)
+    if len(phases) > 1:
+        current = max(i for i, p in enumerate(phases) if p.from_env_steps <= env_steps)
+        view["schedule"] = {
+            "interpolation": spec.mix_interpolation,
+            "phases": [
+                {"from_env_steps": p.from_env_steps, "mix": p.mix, "current": i == current}
+                for i, p in enumerate(phases)
+            ],
+        }
+    return view
 
 
-def _print_mix(spec: Any, *, env_steps: int) -> None:
+def _print_mix(view: dict[str, Any]) -> None:
     """The opponent mix in effect now and, for a schedule, its phases (`>` marks the current)."""
-    from rl_platform.league.mix_schedule import phases_of
 
     def shares(mix: dict[str, float]) -> str:
         total = sum(mix.values())
         return ", ".join(f"{k} {w / total:.0%}" for k, w in mix.items() if w > 0)
 
-    console.print(f"opponent mix at {env_steps:,} env steps: {shares(spec.mix_at(env_steps))}")
-    phases = phases_of(spec.opponent_mix)
-    if len(phases) < 2:
+    console.print(
+        f"opponent mix at {view['env_steps']:,} env steps: {shares(view['opponent_mix'])}"
+    )
+    schedule = view["schedule"]
+    if schedule is None:
         return
-    current = max(i for i, p in enumerate(phases) if p.from_env_steps <= env_steps)
-    console.print(f"schedule ({spec.mix_interpolation}):")
-    for index, phase in enumerate(phases):
-        mark = ">" if index == current else " "
-        console.print(f" {mark} from {phase.from_env_steps:>12,} env steps: {shares(phase.mix)}")
+    console.print(f"schedule ({schedule['interpolation']}):")
+    for phase in schedule["phases"]:
+        mark = ">" if phase["current"] else " "
+        console.print(
+            f" {mark} from {phase['from_env_steps']:>12,} env steps: {shares(phase['mix'])}"
+        )
 
 
 @league_app.command("tournament")
@@ -158,7 +209,7 @@ def tournament(
         root / "tournament.json", {"games_per_pair": games, **report.matrix.to_dict()}
     )
     err.print(f"{len(report.results)} games; heat map {png}")
-    show(run_dir)
+    show(run_dir, as_json=False)
 
 
 @league_app.command("add")

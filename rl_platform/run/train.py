@@ -3,13 +3,11 @@
 
 import contextlib
 import json
-import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import ray
 from loguru import logger
 
 from rl_platform.errors import TrainingHealthError, UserError
@@ -18,6 +16,7 @@ from rl_platform.run.algorithm_build import build_algorithm
 from rl_platform.run.health import HealthStatus, HealthVerdict
 from rl_platform.run.loop import Checkpoint, LoopOutcome, LoopStart, TrainingLoop, resume_from
 from rl_platform.run.progress import ProgressLine
+from rl_platform.run.ray_session import ensure_ray, ray_logs_to
 from rl_platform.run.resume import checkpoint_to_resume, record_resumed_spec, resume_target
 from rl_platform.run.signals import StopRequest
 from rl_platform.run.sinks import MetricSinks
@@ -27,6 +26,7 @@ from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint
 from rl_platform.storage.layout import (
     CHECKPOINTS_DIR,
     EVALUATION_FILE,
+    LOG_FILE,
     METRICS_FILE,
     TRIAL_METRICS_FILE,
 )
@@ -48,19 +48,6 @@ class RunResult:
     history: list[dict[str, float]] = field(default_factory=list)
 
 
-def ensure_ray(num_cpus: int | None = None) -> None:
-    """Join the cluster in RAY_ADDRESS (set inside Ray jobs), else start an embedded local Ray.
-
-    `address="local"` never joins a stale cluster left running on a laptop by accident.
-    """
-    if ray.is_initialized():
-        return
-    if os.environ.get("RAY_ADDRESS"):
-        ray.init(log_to_driver=True)
-    else:
-        ray.init(address="local", include_dashboard=False, num_cpus=num_cpus, log_to_driver=True)
-
-
 def train(
     spec: ExperimentSpec,
     *,
@@ -68,11 +55,12 @@ def train(
     resume: str | Path | None = None,
     extensions: Sequence[ConfigExtension] = (),
     force: bool = False,
+    dashboard: bool = False,
 ) -> RunResult:
     """Train `spec` until a stop condition; checkpoints, metrics and logs go to the run folder.
     `resume` is a run folder or one of its checkpoint folders. `extensions` run after the
     run's own (`rl_platform.run.algorithm_build`), e.g. a test's. `force` resumes from a
-    checkpoint flagged as collapsed."""
+    checkpoint flagged as collapsed. `dashboard` starts the local Ray with its dashboard."""
     target = resume_target(resume) if resume else None
     run_dir = target.run_dir if target else new_run_dir(out_dir, spec.name)
     with RunLock(run_dir):
@@ -81,7 +69,7 @@ def train(
         with _file_log(run_dir):
             if checkpoint is None:
                 write_spec(run_dir, spec)
-            ensure_ray()
+            ensure_ray(dashboard=dashboard)
             stop_request = StopRequest().install()  # after ray.init, which replaces SIGTERM's
             try:
                 return _train_in(run_dir, spec, stop_request.reason, checkpoint, extensions)
@@ -100,9 +88,11 @@ def train_in_folder(spec: ExperimentSpec, run_dir: Path) -> RunResult:
 
 @contextlib.contextmanager
 def _file_log(run_dir: Path) -> Iterator[None]:
+    """Our log and Ray's notices both go to the run's train.log (`ray_logs_to`)."""
     handle = add_file_log(run_dir)
     try:
-        yield
+        with ray_logs_to(run_dir / LOG_FILE):
+            yield
     finally:
         logger.remove(handle)
 

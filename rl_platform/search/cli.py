@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from rl_platform.cli_errors import INTERRUPTED_EXIT, user_errors
+from rl_platform.cli_options import DashboardOpt
 from rl_platform.errors import UserError
 from rl_platform.search.results import FINISHED
 from rl_platform.search.table import LiveTable
@@ -60,6 +61,7 @@ def search_command(
     out: OutOpt = Path("runs"),
     resume: ResumeOpt = None,
     live: LiveOpt = True,
+    dashboard: DashboardOpt = False,
 ) -> None:
     """Search hyperparameters with Ray Tune (ASHA) over the spec's `search:` block."""
     if (spec is None) == (resume is None):
@@ -84,9 +86,9 @@ def search_command(
     with table if live else contextlib.nullcontext():
         observer = table.update if live else None
         if resume is not None:
-            outcome = resume_search(resume, observer=observer)
+            outcome = resume_search(resume, observer=observer, dashboard=dashboard)
         else:
-            outcome = run_search(loaded, out_dir=out, observer=observer)
+            outcome = run_search(loaded, out_dir=out, observer=observer, dashboard=dashboard)
     _summary(outcome)
 
 

@@ -59,7 +59,11 @@ def render_table(rows: Sequence[TrialRow], *, param_paths: list[str], metric: st
 
 
 class LiveTable:
-    """A context manager redrawing the table whenever `update(rows)` is called."""
+    """A context manager redrawing the table whenever `update(rows)` is called.
+
+    The live display starts with the first rows: the lines logged before them (the search
+    folder, the TensorBoard command, the dashboard URL) print above it instead of being torn
+    by its redraws."""
 
     def __init__(self, *, console: Console, param_paths: list[str], metric: str) -> None:
         self.param_paths, self.metric = param_paths, metric
@@ -72,9 +76,10 @@ class LiveTable:
     def update(self, rows: list[TrialRow]) -> None:
         self.rows = rows
         self._live.update(self._render())
+        if not self._live.is_started:
+            self._live.start()
 
     def __enter__(self) -> "LiveTable":
-        self._live.start()
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -5,20 +5,19 @@ searcher (Ray raises when both a scheduler and the TuneConfig name them).
 """
 
 import contextlib
-import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import ray
 from loguru import logger
 from ray import tune
 from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
 from ray.tune.search.basic_variant import BasicVariantGenerator
 
 from rl_platform.errors import UserError
+from rl_platform.run.ray_session import ensure_ray, ray_logs_to
 from rl_platform.search.budget import TrialBudget, trial_budget, trial_bundles
 from rl_platform.search.folder import (
     BEST_FILE,
@@ -130,16 +129,6 @@ def _observing(observer: Observer | None) -> Iterator[None]:
             _OBSERVERS.remove(observer)
 
 
-def _ensure_ray(num_cpus: int | None) -> None:
-    if ray.is_initialized():
-        return
-    # Trial output stays in Ray's logs (log_to_driver=False): it would tear the live table.
-    if os.environ.get("RAY_ADDRESS"):
-        ray.init(log_to_driver=False)
-    else:
-        ray.init(address="local", include_dashboard=False, num_cpus=num_cpus, log_to_driver=False)
-
-
 def _require_optuna() -> type:
     try:
         import optuna  # noqa: F401
@@ -205,6 +194,7 @@ def _fit(
         budget.grace_period,
         search.searcher.type,
     )
+    logger.info("TensorBoard of the trials: tensorboard --logdir {}", search_dir)
     try:
         with _observing(observer):
             tuner.fit()
@@ -232,16 +222,33 @@ def run_search(
     points: list[dict[str, Any]] | None = None,
     observer: Observer | None = None,
     num_cpus: int | None = None,
+    dashboard: bool = False,
 ) -> SearchOutcome:
-    """Search `spec.search` over `spec`; `points` pins the first configurations to try."""
+    """Search `spec.search` over `spec`; `points` pins the first configurations to try.
+    `dashboard` starts the local Ray with its dashboard."""
     budget = trial_budget(spec)  # spec problems surface before Ray starts
     search = spec.search
     assert search is not None
     if search.searcher.type == "optuna":
         _require_optuna()
     search_dir = new_search_dir(out_dir, spec)
-    _ensure_ray(num_cpus)
-    tuner = tune.Tuner(
+    # Ray's notices go to search.log: on the console they would tear the live table.
+    with ray_logs_to(search_dir / LOG_FILE):
+        ensure_ray(num_cpus, log_to_driver=False, dashboard=dashboard)
+        tuner = _new_tuner(spec, search_dir, budget, points)
+        seal(search_dir, [search_dir / TUNER_STATE_FILE])  # written by the Tuner just now
+        return _fit(tuner, search_dir, spec, budget, observer)
+
+
+def _new_tuner(
+    spec: ExperimentSpec,
+    search_dir: Path,
+    budget: TrialBudget,
+    points: list[dict[str, Any]] | None,
+) -> Any:
+    search = spec.search
+    assert search is not None
+    return tune.Tuner(
         _trainable(spec, search_dir),
         param_space=to_tune_space(search.params),
         tune_config=tune.TuneConfig(
@@ -266,12 +273,14 @@ def run_search(
             verbose=0,
         ),
     )
-    seal(search_dir, [search_dir / TUNER_STATE_FILE])  # written by the Tuner just now
-    return _fit(tuner, search_dir, spec, budget, observer)
 
 
 def resume_search(
-    search_dir: str | Path, *, observer: Observer | None = None, num_cpus: int | None = None
+    search_dir: str | Path,
+    *,
+    observer: Observer | None = None,
+    num_cpus: int | None = None,
+    dashboard: bool = False,
 ) -> SearchOutcome:
     """Continue an interrupted search: finished trials stay, the others resume from their
     latest checkpoint (errored ones too), unstarted ones start."""
@@ -281,7 +290,9 @@ def resume_search(
     unseal(folder)  # before Tune reads (and unpickles) anything in the folder
     if not tune.Tuner.can_restore(str(folder)):
         raise UserError(f"--resume {search_dir}: Tune has no experiment state there to resume")
-    _ensure_ray(num_cpus)
-    tuner = tune.Tuner.restore(str(folder), trainable=_trainable(spec, folder), resume_errored=True)
-    seal(folder, [folder / TUNER_STATE_FILE])
-    return _fit(tuner, folder, spec, budget, observer)
+    with ray_logs_to(folder / LOG_FILE):
+        ensure_ray(num_cpus, log_to_driver=False, dashboard=dashboard)
+        trainable = _trainable(spec, folder)
+        tuner = tune.Tuner.restore(str(folder), trainable=trainable, resume_errored=True)
+        seal(folder, [folder / TUNER_STATE_FILE])
+        return _fit(tuner, folder, spec, budget, observer)

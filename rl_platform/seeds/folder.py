@@ -3,6 +3,7 @@
 ```
   seed_<N>/            one normal `rlp train` run folder per seed (its spec.yaml has seed N)
   trial_metrics.json   the aggregate over seeds (`rl_platform.seeds.summary`)
+  train.log            Ray's notices from the driver (each seed's own are in its train.log)
   tune/                Ray Tune's experiment state and per-trial logs (a failed seed's error)
 ```
 """

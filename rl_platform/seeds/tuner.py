@@ -18,12 +18,13 @@ from loguru import logger
 from ray import tune
 from ray.air.constants import EXPR_ERROR_FILE
 
-from rl_platform.run.train import ensure_ray, train_in_folder
+from rl_platform.run.ray_session import ensure_ray, ray_logs_to
+from rl_platform.run.train import train_in_folder
 from rl_platform.search.budget import actor_bundles
 from rl_platform.seeds.folder import TUNE_DIR, new_seeds_dir, seed_run_dir
 from rl_platform.seeds.summary import final_values, seeds_summary
 from rl_platform.spec import ExperimentSpec, validate_spec_data
-from rl_platform.storage.layout import TRIAL_METRICS_FILE
+from rl_platform.storage.layout import LOG_FILE, TRIAL_METRICS_FILE
 from rl_platform.utils.atomic import write_json_atomic
 
 SEED_KEY, FINAL_KEY = "seed", "final"
@@ -84,12 +85,22 @@ def _failure(result: Any) -> str | None:
     return None
 
 
-def run_seeds(spec: ExperimentSpec, seeds: Sequence[int], *, out_dir: str | Path) -> SeedsOutcome:
-    """Train `spec` once per seed as Tune trials; write and return the aggregate."""
+def run_seeds(
+    spec: ExperimentSpec, seeds: Sequence[int], *, out_dir: str | Path, dashboard: bool = False
+) -> SeedsOutcome:
+    """Train `spec` once per seed as Tune trials; write and return the aggregate. Ray's notices
+    go to the experiment folder's train.log; `dashboard` starts the local Ray with its dashboard."""
     for seed in seeds:
         seed_spec(spec.dump(), seed)  # a seed the schema refuses fails before Ray starts
     parent = new_seeds_dir(out_dir, spec, seeds)
-    ensure_ray()
+    with ray_logs_to(parent / LOG_FILE):
+        ensure_ray(dashboard=dashboard)
+        summary = _fit_seeds(spec, seeds, parent)
+    write_json_atomic(parent / TRIAL_METRICS_FILE, summary)
+    return SeedsOutcome(parent=parent, summary=summary)
+
+
+def _fit_seeds(spec: ExperimentSpec, seeds: Sequence[int], parent: Path) -> dict[str, Any]:
     # With the legacy reporter, verbose=0 prints nothing: the trials' own log lines show progress.
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     trainable = tune.with_parameters(seed_trainable, spec_data=spec.dump(), parent=str(parent))
@@ -109,6 +120,4 @@ def run_seeds(spec: ExperimentSpec, seeds: Sequence[int], *, out_dir: str | Path
             finals[seed] = result.metrics[FINAL_KEY]
         else:
             failed[seed] = reason
-    summary = seeds_summary(finals, failed=failed)
-    write_json_atomic(parent / TRIAL_METRICS_FILE, summary)
-    return SeedsOutcome(parent=parent, summary=summary)
+    return seeds_summary(finals, failed=failed)

@@ -180,3 +180,5 @@ def test_optuna_searcher_runs_a_real_search(ray_local, tmp_path):
     assert list(outcome.search_dir.glob("searcher-state-*.pkl"))
     assert not list(outcome.search_dir.glob("basic-variant-state-*"))
     assert load_spec(outcome.search_dir / "best.yaml").search is None
+    log = (outcome.search_dir / "search.log").read_text()
+    assert f"tensorboard --logdir {outcome.search_dir}" in log

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pygame
+import pytest
 from PIL import Image
 
 from tests.integration.cli_support import invoke_rlp as rlp
@@ -24,7 +26,16 @@ def gif_facts(path: Path) -> tuple[tuple[int, int], int, int]:
         return image.size, image.n_frames, sum(durations)
 
 
-def test_watch_cartpole_checkpoint_to_gif(cartpole_run: Path, tmp_path: Path) -> None:
+def test_watch_cartpole_checkpoint_to_gif(
+    cartpole_run: Path,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # CartPole draws with pygame: `pygame.init()` probes SDL's video drivers anew, and without
+    # a desktop session the default probe writes an XDG_RUNTIME_DIR error to fd 2.
+    monkeypatch.delenv("SDL_VIDEODRIVER", raising=False)
+    pygame.quit()
     out = tmp_path / "cartpole.gif"
     result = json.loads(
         rlp(
@@ -43,6 +54,7 @@ def test_watch_cartpole_checkpoint_to_gif(cartpole_run: Path, tmp_path: Path) ->
         image.seek(stored // 2)
         pixels = np.asarray(image.convert("RGB"))
     assert pixels.std() > 10  # a drawn cart and pole, not a blank frame
+    assert "XDG_RUNTIME_DIR" not in capfd.readouterr().err
 
 
 def test_watch_duel_to_mp4_is_upscaled(tmp_path: Path) -> None:

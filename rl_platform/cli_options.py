@@ -1,0 +1,22 @@
+"""Options that several `rlp` verbs share, declared once so their flags match across verbs
+(`--set`/`--profile`: `rlp validate`, `rlp train`, `rlp submit`; `--dashboard`: `rlp train`,
+`rlp search`)."""
+
+from typing import Annotated
+
+import typer
+
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", "-s", help="Override a spec value: --set training.lr=1e-3 (repeatable)."),
+]
+ProfileOpt = Annotated[
+    str | None, typer.Option("--profile", "-p", help="Apply a named budget profile, e.g. smoke.")
+]
+DashboardOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dashboard",
+        help="Start the local Ray with its dashboard on 127.0.0.1 and print its URL.",
+    ),
+]

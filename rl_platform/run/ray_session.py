@@ -1,0 +1,118 @@
+"""Starting or joining Ray for `rlp train`, `rlp search` and `rlp record`, with Ray's routine
+notices kept off the console.
+
+Ray gives three loggers their own console handler and stops them propagating: `ray`
+(ray/_private/log.py), `ray.rllib` (ray/rllib/__init__.py) and `ray.data`. At INFO and WARNING
+they print notices that ask nothing of a local user: token auth being on, working-dir packaging,
+"You are running PPO on the new API stack!", the `RLModuleConfig` deprecation that RLlib's own
+`RLModule.__init__` triggers, "Install gputil", "Trainable.setup took N seconds". While a run is
+open, `ray_logs_to` writes them to its log file and leaves only Ray's errors on the console.
+
+Remote env runners are other processes: `log_to_driver` prints their output here, prefixed with
+the actor (a user env's prints and errors included), and Ray folds repeats into one line. Their
+own Ray notices are left alone: a `worker_process_setup_hook` could quiet them, but any job-level
+runtime env makes every new worker start ~3.5 s slower on 2 cores (tests/conftest.py).
+"""
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+# Importing `ray.data` and `ray.rllib` adds the console handlers that are filtered here.
+import ray
+import ray.data
+import ray.rllib
+from loguru import logger
+
+from rl_platform.utils.secrets import environment_secrets, mask_text
+
+RAY_LOGGERS = ("ray", "ray.rllib", "ray.data")
+DASHBOARD_HOST = "127.0.0.1"
+"""Anyone who reaches the dashboard can submit jobs, i.e. run code: this machine only."""
+_FORMAT = "%(asctime)s | %(levelname)-8s | %(name)s:%(lineno)d - %(message)s"
+
+
+class _ErrorsOnly(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR
+
+
+class _MaskedFormatter(logging.Formatter):
+    """Ray's messages can quote runtime envs; known secret values never reach the file."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return mask_text(super().format(record), environment_secrets())
+
+
+def _console_handlers() -> list[logging.Handler]:
+    # Ray's session-log handlers (`ray.data`'s SessionFileHandler) keep everything.
+    return [
+        handler
+        for name in RAY_LOGGERS
+        for handler in logging.getLogger(name).handlers
+        if isinstance(handler, logging.StreamHandler)
+        and not isinstance(handler, logging.FileHandler)
+    ]
+
+
+@contextlib.contextmanager
+def ray_logs_to(log_file: Path) -> Iterator[None]:
+    """While open, Ray's log records go to `log_file` (secrets masked) and its console handlers
+    pass errors only. Enter it before `ensure_ray`: `ray.init` logs the first notices."""
+    errors_only = _ErrorsOnly()
+    to_file = logging.FileHandler(log_file, encoding="utf-8")
+    to_file.setFormatter(_MaskedFormatter(_FORMAT))
+    consoles = _console_handlers()
+    for handler in consoles:
+        handler.addFilter(errors_only)
+    for name in RAY_LOGGERS:
+        logging.getLogger(name).addHandler(to_file)
+    try:
+        yield
+    finally:
+        for name in RAY_LOGGERS:
+            logging.getLogger(name).removeHandler(to_file)
+        for handler in consoles:
+            handler.removeFilter(errors_only)
+        to_file.close()
+
+
+def dashboard_url(address: str | None) -> str | None:
+    """`ray.init(...).dashboard_url` (`host:port`, empty when none started) as a URL."""
+    if not address:
+        return None
+    return address if "://" in address else f"http://{address}"
+
+
+def ensure_ray(
+    num_cpus: int | None = None, *, log_to_driver: bool = True, dashboard: bool = False
+) -> None:
+    """Join the cluster in RAY_ADDRESS (set inside Ray jobs), else start an embedded local Ray;
+    with `dashboard`, the local Ray serves its dashboard on 127.0.0.1 and its URL is logged.
+
+    `address="local"` never joins a stale cluster left running on a laptop by accident.
+    `log_to_driver=False` keeps the workers' output in Ray's session logs (`rlp search` draws a
+    live table that it would tear).
+    """
+    if ray.is_initialized():
+        if dashboard:
+            logger.warning("Ray was already running in this process; no dashboard was started")
+        return
+    if os.environ.get("RAY_ADDRESS"):
+        context = ray.init(log_to_driver=log_to_driver)
+    else:
+        context = ray.init(
+            address="local",
+            num_cpus=num_cpus,
+            include_dashboard=dashboard,
+            dashboard_host=DASHBOARD_HOST,
+            log_to_driver=log_to_driver,
+        )
+    if dashboard:
+        url = dashboard_url(context.dashboard_url)
+        if url is None:
+            logger.warning("the Ray dashboard did not start (see Ray's logs under /tmp/ray)")
+        else:
+            logger.info("Ray dashboard: {}", url)

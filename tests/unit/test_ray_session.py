@@ -1,0 +1,48 @@
+"""Ray's notices go to the run's log file while its errors stay on the console; the dashboard
+address becomes a URL. No Ray is started."""
+
+import io
+import logging
+from pathlib import Path
+
+import pytest
+from ray._private.log import PlainRayHandler
+
+from rl_platform.run.ray_session import dashboard_url, ray_logs_to
+
+
+def test_ray_notices_go_to_the_log_file_and_errors_stay_on_the_console(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RLP_TEST_TOKEN", "s3cret-value")  # a secret-looking name: masked
+    # Ray's console handler keeps the stderr of import time, which pytest had replaced.
+    screen = io.StringIO()
+    for handler in logging.getLogger("ray").handlers:
+        if isinstance(handler, PlainRayHandler):
+            monkeypatch.setattr(handler, "stream", screen)
+    log_file = tmp_path / "train.log"
+    tune_logger = logging.getLogger("ray.tune.notice_test")  # propagates to Ray's `ray` handler
+    with ray_logs_to(log_file):
+        tune_logger.warning("Install gputil for GPU system monitoring.")
+        logging.getLogger("ray.rllib.notice_test").warning("You are running PPO on the new API")
+        tune_logger.error("a real failure (token s3cret-value)")
+    tune_logger.warning("after the run")
+    console = screen.getvalue()
+    assert "gputil" not in console and "a real failure" in console
+    assert "after the run" in console  # Ray's console is as it was once the run ends
+    text = log_file.read_text()
+    assert "gputil" in text and "new API" in text and "a real failure (token ***)" in text
+    assert "after the run" not in text and "s3cret-value" not in text
+
+
+@pytest.mark.parametrize(
+    ("address", "url"),
+    [
+        ("127.0.0.1:8265", "http://127.0.0.1:8265"),
+        ("http://10.0.0.5:8265", "http://10.0.0.5:8265"),
+        ("", None),  # Ray started without a dashboard
+        (None, None),
+    ],
+)
+def test_dashboard_address_becomes_a_url(address: str | None, url: str | None) -> None:
+    assert dashboard_url(address) == url
