@@ -169,10 +169,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="20k env steps, 20 games")
     parser.add_argument("--out", type=Path, default=Path("runs/opponent_encoder_value"))
+    parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
     args = parser.parse_args()
     env_steps, games = (20_000, 20) if args.quick else (args.env_steps, args.games)
     rows: dict[str, dict] = {}
-    for model in MODELS:
+    for model in args.models:
         spec = spec_for(model, env_steps=env_steps, seed=args.seed)
         result = train(spec, out_dir=args.out)
         rows[model] = evaluate(spec, result.run_dir, games=games, blind=False)

@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 from loguru import logger
 
-from rl_platform.run.metrics import is_nonfinite_update
+from rl_platform.run.metrics import REWARD_PREFIX, is_nonfinite_update
 from rl_platform.spec.sections import HealthSpec
 
 NONFINITE_KEY = "health/nonfinite"
@@ -22,7 +22,6 @@ COLLAPSE_KEY = "health/entropy_collapse"
 APPROX_KL_HIGH_KEY = "health/approx_kl_high"
 CLIP_FRAC_HIGH_KEY = "health/clip_frac_high"
 REWARD_ZERO_PREFIX = "health/reward_zero/"
-REWARD_PREFIX = "reward/"
 HEALTH_META_KEY = "health"
 """Checkpoint meta key flagging weights saved while the policy was collapsed."""
 

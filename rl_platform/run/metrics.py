@@ -26,7 +26,8 @@ _LEARNER_KEYS = {
     "alpha_loss": "train/alpha_loss",
     "alpha_value": "train/alpha",
 }
-CUSTOM_PREFIXES = ("reward/", "actions/", "league/", "bc/", "curriculum/", "loss/")
+REWARD_PREFIX = "reward/"
+CUSTOM_PREFIXES = (REWARD_PREFIX, "actions/", "league/", "bc/", "curriculum/", "loss/")
 
 
 def _number(value: Any) -> float | None:
@@ -133,8 +134,15 @@ def extract_metrics(
 
 
 def is_nonfinite_update(metrics: dict[str, float]) -> bool:
-    """True when a learner refused a NaN/Inf step or a reported loss is NaN/Inf."""
+    """True when a learner refused a NaN/Inf step or a reported loss is NaN/Inf.
+
+    Reward components are not losses, whatever their names: the duel's `reward/win_loss` is
+    NaN in an iteration in which no game ended (nothing to average), not a broken update."""
     if metrics.get(HEALTH_NONFINITE_KEY, 0.0) > 0.0:
         return True
-    losses = [v for k, v in metrics.items() if k.endswith("_loss") or k.startswith("loss/")]
+    losses = [
+        v
+        for k, v in metrics.items()
+        if (k.endswith("_loss") or k.startswith("loss/")) and not k.startswith(REWARD_PREFIX)
+    ]
     return any(not math.isfinite(v) for v in losses)

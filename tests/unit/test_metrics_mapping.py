@@ -77,6 +77,8 @@ def test_action_fractions_use_the_envs_names_and_sum_to_one():
 def test_nonfinite_detection():
     assert is_nonfinite_update({"health/nonfinite_update": 1.0})
     assert is_nonfinite_update({"train/vf_loss": math.nan})
+    # An iteration in which no duel game ended: its reward components have no value.
+    assert not is_nonfinite_update({"reward/win_loss": math.nan, "train/vf_loss": 0.1})
 
 
 def test_first_stop_condition_wins():
