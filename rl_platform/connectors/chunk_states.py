@@ -49,7 +49,11 @@ class ChunkStatesToBatch(ConnectorV2):
             return batch
         if Columns.NEXT_OBS in batch:  # off-policy batches also need NEXT_STATE_IN: RLlib's
             return batch
-        sa_episodes = list(self.single_agent_episode_iterator(episodes))
+        # Every agent's episode, as RLlib's learner piece reads them: the default iterator
+        # skips agents that did not step last (the waiting seat of a turn-based game).
+        sa_episodes = list(
+            self.single_agent_episode_iterator(episodes, agents_that_stepped_only=False)
+        )
         if not all(e.is_numpy for e in sa_episodes):
             return batch
         for sa_episode in sa_episodes:

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from ray.rllib.connectors.common import AddStatesFromEpisodesToBatch
 from ray.rllib.core.columns import Columns
+from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
 
@@ -50,6 +51,49 @@ def test_chunk_states_equal_rllibs_piece(length, t_started) -> None:
     want = np.stack([row["h"] for row in rllibs[Columns.STATE_IN][key]])
     got = np.stack([row["h"] for row in ours[Columns.STATE_IN][key]])
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_waiting_seat_of_a_turn_based_episode_keeps_its_chunk_states() -> None:
+    """Player 1 acted last; player 0's chunks need their STATE_INs as well (the stock runner's
+    connect-four episodes, where a default episode iterator skips the seat that waits)."""
+    rng = np.random.default_rng(0)
+    steps = 9
+    observations = [
+        {"p0": rng.normal(size=2).astype(np.float32)}
+        if t % 2 == 0
+        else {"p1": rng.normal(size=2).astype(np.float32)}
+        for t in range(steps + 1)
+    ]
+    actions = [{next(iter(obs)): 0} for obs in observations[:-1]]
+    rewards = [{agent: 0.0 for agent in step} for step in actions]
+    states = [
+        {agent: {"h": rng.normal(size=3).astype(np.float32)} for agent in step} for step in actions
+    ]
+    episode = MultiAgentEpisode(
+        observations=observations,
+        actions=actions,
+        rewards=rewards,
+        infos=[{next(iter(obs)): {}} for obs in observations],
+        extra_model_outputs=[{a: {Columns.STATE_OUT: s[a]} for a in s} for s in states],
+        len_lookback_buffer=0,
+        agent_module_ids={"p0": "main", "p1": "main"},
+    )
+    episode.to_numpy()
+    module = {"main": _Module()}
+    wrapper = type(
+        "_Multi", (), {"is_stateful": lambda self: True, "__getitem__": lambda self, k: module[k]}
+    )()
+    ours = ChunkStatesToBatch()(rl_module=wrapper, batch={}, episodes=[episode])
+    rllibs = AddStatesFromEpisodesToBatch(as_learner_connector=True)(
+        rl_module=wrapper, batch={}, episodes=[episode]
+    )
+    assert ours[Columns.STATE_IN].keys() == rllibs[Columns.STATE_IN].keys()
+    assert len(ours[Columns.STATE_IN]) == 2  # both seats, not only the one that stepped last
+    for key, rows in rllibs[Columns.STATE_IN].items():
+        want = np.stack([row["h"] for row in rows])
+        np.testing.assert_array_equal(
+            np.stack([row["h"] for row in ours[Columns.STATE_IN][key]]), want
+        )
 
 
 def test_the_runner_stores_exactly_the_states_the_learner_reads() -> None:
