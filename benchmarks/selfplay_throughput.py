@@ -19,6 +19,10 @@ experiments/connect_four_selfplay.yaml as shipped (their `envs_per_runner` games
 driver sampling). The plain loop plays `based` in every game where (a) and (b) play the
 league's mix; the env-step cost of both opponents is a vectorized numpy call either way.
 Every row uses the same torch thread count (`--torch-threads`, default 1).
+
+Each ratio is reported as its median, min and max over the rounds (one ratio per round, from
+that round's rates), with the totals' ratio beside it; a goal is met when the median meets it.
+Throughput does not depend on the seed, so rounds, not seeds, are the repetitions here.
 """
 
 import argparse
@@ -34,6 +38,7 @@ import ray
 import torch
 from plain_torch_ppo import PlainPPOConfig
 from plain_torch_ppo import run as run_plain
+from spread import ratio_line
 
 from rl_platform import load_spec
 from rl_platform.league.callback import league_extension
@@ -52,11 +57,30 @@ def _env_steps(result: dict[str, Any]) -> int:
 
 
 class Contender:
-    """One row: times sampling-only and end-to-end rounds, summed over all rounds."""
+    """One row: times sampling-only and end-to-end rounds, summed over all rounds, and keeps
+    each round's rates for the spread."""
 
     def __init__(self) -> None:
         self.sampled = self.sample_s = 0.0
         self.trained = self.train_s = 0.0
+        self.rounds: list[dict[str, float]] = []
+
+    def play_round(self) -> None:
+        before = (self.sampled, self.sample_s, self.trained, self.train_s)
+        self.sample_round()
+        self.train_round()
+        sampled, sample_s, trained, train_s = (
+            now - then
+            for now, then in zip(
+                (self.sampled, self.sample_s, self.trained, self.train_s), before, strict=True
+            )
+        )
+        self.rounds.append(
+            {
+                "sampling_env_steps_per_s": sampled / sample_s,
+                "end_to_end_env_steps_per_s": trained / train_s,
+            }
+        )
 
     def sample_round(self) -> None:
         raise NotImplementedError
@@ -143,30 +167,41 @@ def measure(game: str, *, rounds: int, run_dir: str) -> dict[str, dict[str, floa
     try:
         for _ in range(rounds):
             for contender in contenders.values():
-                contender.sample_round()
-                contender.train_round()
+                contender.play_round()
     finally:
         for contender in contenders.values():
             if isinstance(contender, RLlibContender):
                 contender.algo.stop()
-    return {name: c.row() for name, c in contenders.items()}
+    return {name: c.row() | {"rounds": c.rounds} for name, c in contenders.items()}
 
 
-def _ratios(rows: dict[str, dict]) -> dict[str, float]:
-    a, b = rows["rllib"], rows["vector"]
-    out = {
-        "sampling vector/rllib": b["sampling_env_steps_per_s"] / a["sampling_env_steps_per_s"],
-        "end_to_end vector/rllib": b["end_to_end_env_steps_per_s"]
-        / a["end_to_end_env_steps_per_s"],
-    }
-    if "plain_torch" in rows:
-        c = rows["plain_torch"]
-        out["end_to_end vector/plain_torch"] = (
-            b["end_to_end_env_steps_per_s"] / c["end_to_end_env_steps_per_s"]
-        )
-        out["sampling vector/plain_torch"] = (
-            b["sampling_env_steps_per_s"] / c["sampling_env_steps_per_s"]
-        )
+RATIOS = {
+    # name: (numerator row, denominator row, rate, goal or None)
+    "sampling vector/rllib": ("vector", "rllib", "sampling_env_steps_per_s", 15.0),
+    "end_to_end vector/rllib": ("vector", "rllib", "end_to_end_env_steps_per_s", 3.5),
+    "end_to_end vector/plain_torch": (
+        "vector",
+        "plain_torch",
+        "end_to_end_env_steps_per_s",
+        0.8,
+    ),
+    "sampling vector/plain_torch": ("vector", "plain_torch", "sampling_env_steps_per_s", None),
+}
+
+
+def _ratios(rows: dict[str, dict]) -> dict[str, dict[str, Any]]:
+    """Each ratio of the totals, and one per round."""
+    out = {}
+    for name, (top, bottom, rate, goal) in RATIOS.items():
+        if top not in rows or bottom not in rows:
+            continue
+        pairs = zip(rows[top]["rounds"], rows[bottom]["rounds"], strict=True)
+        per_round = [a[rate] / b[rate] for a, b in pairs]
+        out[name] = {
+            "total": rows[top][rate] / rows[bottom][rate],
+            "rounds": per_round,
+            "goal": goal,
+        }
     return out
 
 
@@ -196,8 +231,9 @@ def _print(game: str, section: dict) -> None:
             f"  {name:<12} {row['sampling_env_steps_per_s']:>10,.0f} | "
             f"{row['end_to_end_env_steps_per_s']:>8,.0f}"
         )
-    for name, value in section["ratios"].items():
-        print(f"  {name:<32} x{value:.2f}")
+    for name, ratio in section["ratios"].items():
+        line = ratio_line(name, ratio["rounds"], goal=ratio["goal"], at_most=False, unit="rounds")
+        print(f"  {line}; totals x{ratio['total']:.2f}")
 
 
 if __name__ == "__main__":
