@@ -91,7 +91,12 @@ def submit_command(
         bool, typer.Option("--no-wait", help="Print the job id and return; don't stream logs.")
     ] = False,
     out: Annotated[
-        str | None, typer.Option("--out", help="Run folder root on the cluster (rlp train --out).")
+        str | None,
+        typer.Option(
+            "--out",
+            help="Run folder root on the cluster, or storage the runs go to (s3://bucket/runs, "
+            "gs://..., file:///shared/runs; rlp train --out): `rlp pull JOB_ID --from` it.",
+        ),
     ] = None,
     seeds: Annotated[
         str | None,

@@ -17,6 +17,7 @@ from loguru import logger
 from rl_platform.jobs.entrypoint import build_entrypoint
 from rl_platform.jobs.errors import SubmitError
 from rl_platform.jobs.runtime_env import build_runtime_env
+from rl_platform.storage.run_manifest import JOB_ID_ENV_VAR
 from rl_platform.utils.secrets import mask_secrets
 
 if TYPE_CHECKING:
@@ -78,6 +79,9 @@ def submit_spec(
         spec_arg, overrides=overrides, profile=profile, out=out, seeds=seeds
     )
     runtime_env = build_runtime_env(working_dir=working_dir, environ=environ)
+    # Every process of the job sees its id: runs stored on `logging.storage` record it, so
+    # `rlp pull JOB_ID --from STORAGE` finds them.
+    runtime_env["env_vars"][JOB_ID_ENV_VAR] = submission_id
     job_id = _submit_when_agent_ready(
         client,
         entrypoint=entrypoint,

@@ -18,7 +18,7 @@ _EXPORTS = {
     "LeaguePool": "rl_platform.league.pool",
     "LeagueSpec": "rl_platform.league.spec",
     "LeagueState": "rl_platform.league.state",
-    "LeagueStorage": "rl_platform.storage.pool_files",
+    "FolderStorage": "rl_platform.storage.folder_storage",
     "MAIN_ID": "rl_platform.league.league",
     "Matchmaker": "rl_platform.league.matchmaking",
     "MatchmakingMode": "rl_platform.league.matchmaking",

@@ -35,7 +35,7 @@ from rl_platform.league.snapshots import should_snapshot
 from rl_platform.league.spec import LeagueSpec
 from rl_platform.league.state import LeagueState, check_same_members
 from rl_platform.module_ids import MAIN_MODULE_ID
-from rl_platform.storage.pool_files import LeagueStorage
+from rl_platform.storage.folder_storage import FolderStorage
 
 MAIN_ID = MAIN_MODULE_ID
 
@@ -67,7 +67,7 @@ class League:
     """Driver-side league. Not thread-safe; one process writes a given storage root."""
 
     def __init__(
-        self, *, spec: LeagueSpec, storage: LeagueStorage | str | Path, seed: int = 0
+        self, *, spec: LeagueSpec, storage: FolderStorage | str | Path, seed: int = 0
     ) -> None:
         self.spec = spec
         self.pool, saved = LeaguePool.open(storage, max_snapshots=spec.max_snapshots, prune=True)

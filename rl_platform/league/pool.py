@@ -34,7 +34,7 @@ from rl_platform.league.members import (
     MemberKind,
     weights_file_name,
 )
-from rl_platform.storage.pool_files import LeagueStorage
+from rl_platform.storage.folder_storage import FolderStorage
 
 MANIFEST = "league.json"
 WEIGHTS_DIR = "weights"
@@ -66,11 +66,11 @@ def sha256_hex(data: bytes) -> str:
 class LeaguePool:
     """Members (in registration order) plus their weights files. Single writer per root."""
 
-    def __init__(self, storage: LeagueStorage | str | Path, *, max_snapshots: int | None = None):
+    def __init__(self, storage: FolderStorage | str | Path, *, max_snapshots: int | None = None):
         if max_snapshots is not None and max_snapshots < 1:
             raise UserError(f"max_snapshots must be >= 1 or None, got {max_snapshots}")
         self.storage = (
-            storage if isinstance(storage, LeagueStorage) else LeagueStorage.from_uri(storage)
+            storage if isinstance(storage, FolderStorage) else FolderStorage.from_uri(storage)
         )
         self.max_snapshots = max_snapshots
         self._members: dict[str, Member] = {}
@@ -220,7 +220,7 @@ class LeaguePool:
     @classmethod
     def open(
         cls,
-        storage: LeagueStorage | str | Path,
+        storage: FolderStorage | str | Path,
         *,
         max_snapshots: int | None = None,
         prune: bool = False,

@@ -28,10 +28,12 @@ from rl_platform.storage.layout import (
     EVALUATION_FILE,
     LOG_FILE,
     METRICS_FILE,
+    RUNS_DIR,
     TRIAL_METRICS_FILE,
 )
 from rl_platform.storage.run_dir import add_file_log, new_run_dir, write_spec
 from rl_platform.storage.run_lock import RunLock
+from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
 from rl_platform.utils.atomic import write_json_atomic
 
 
@@ -46,23 +48,29 @@ class RunResult:
     stop_reason: str
     last_checkpoint: Path | None = None
     history: list[dict[str, float]] = field(default_factory=list)
+    stored_at: str | None = None
+    """Where `logging.storage` keeps the run (`rlp pull` takes it), if the spec sets one."""
 
 
 def train(
     spec: ExperimentSpec,
     *,
-    out_dir: str | Path = "runs",
+    out_dir: str | Path = RUNS_DIR,
     resume: str | Path | None = None,
     extensions: Sequence[ConfigExtension] = (),
     force: bool = False,
     dashboard: bool = False,
 ) -> RunResult:
     """Train `spec` until a stop condition; checkpoints, metrics and logs go to the run folder.
-    `resume` is a run folder or one of its checkpoint folders. `extensions` run after the
-    run's own (`rl_platform.run.algorithm_build`), e.g. a test's. `force` resumes from a
-    checkpoint flagged as collapsed. `dashboard` starts the local Ray with its dashboard."""
+    `out_dir` is the parent of run folders, or a storage URI string (`s3://bucket/runs`: the
+    spec's `logging.storage`, run folders under `runs/`). `resume` is a run folder or one of
+    its checkpoint folders. `extensions` run after the run's own
+    (`rl_platform.run.algorithm_build`), e.g. a test's. `force` resumes from a checkpoint
+    flagged as collapsed. `dashboard` starts the local Ray with its dashboard."""
+    spec, out_dir = storage_out(spec, out_dir)
     target = resume_target(resume) if resume else None
     run_dir = target.run_dir if target else new_run_dir(out_dir, spec.name)
+    run_key = run_key_of(run_dir, out_dir=None if target else out_dir)
     with RunLock(run_dir):
         # Verified before anything is written: a bad resume leaves the run as it was.
         checkpoint = checkpoint_to_resume(target, force=force) if target else None
@@ -72,18 +80,39 @@ def train(
             ensure_ray(dashboard=dashboard)
             stop_request = StopRequest().install()  # after ray.init, which replaces SIGTERM's
             try:
-                return _train_in(run_dir, spec, stop_request.reason, checkpoint, extensions)
+                with _uploaded(spec, run_dir, run_key) as uploader:
+                    return _train_in(
+                        run_dir, spec, stop_request.reason, checkpoint, extensions, uploader
+                    )
             finally:
                 stop_request.restore()
 
 
-def train_in_folder(spec: ExperimentSpec, run_dir: Path) -> RunResult:
+def train_in_folder(spec: ExperimentSpec, run_dir: Path, *, run_key: str) -> RunResult:
     """A new run of `spec` in the existing empty folder `run_dir`, on the Ray this process
     already joined: one seed of `rlp train --seeds` inside its Tune trial. No signal handler
-    (the trial trains in a thread, where Python allows none); Tune ends the trial."""
+    (the trial trains in a thread, where Python allows none); Tune ends the trial. `run_key`:
+    where `logging.storage` keeps it (`seeds/NAME/STAMP/seed_N`)."""
     with RunLock(run_dir), _file_log(run_dir):
         write_spec(run_dir, spec)
-        return _train_in(run_dir, spec, lambda: None, None, ())
+        with _uploaded(spec, run_dir, run_key) as uploader:
+            return _train_in(run_dir, spec, lambda: None, None, (), uploader)
+
+
+@contextlib.contextmanager
+def _uploaded(spec: ExperimentSpec, run_dir: Path, run_key: str) -> Iterator[RunUploader | None]:
+    """The run's uploader (`logging.storage`; None without): the spec at the start, the whole
+    folder at the end, also when training failed or was stopped."""
+    uploader = run_uploader(spec, run_dir, run_key=run_key)
+    if uploader is None:
+        yield None
+        return
+    logger.info("storing the run at {}", uploader.uri)
+    uploader.at_start()
+    try:
+        yield uploader
+    finally:
+        uploader.at_end()
 
 
 @contextlib.contextmanager
@@ -114,6 +143,7 @@ def _train_in(
     host_stop: Callable[[], str | None],
     checkpoint: LoadedCheckpoint | None,
     extensions: Sequence[ConfigExtension],
+    uploader: RunUploader | None,
 ) -> RunResult:
     store = CheckpointStore(run_dir / CHECKPOINTS_DIR, keep_last=spec.checkpoint.keep_last)
     algo = build_algorithm(spec, run_dir=run_dir, extra=extensions)
@@ -122,7 +152,7 @@ def _train_in(
         if checkpoint is not None:
             start = _restore(algo, checkpoint)
             record_resumed_spec(run_dir, spec, checkpoint.path)
-        reporter = RunFolderReporter(run_dir, spec, store, start)
+        reporter = RunFolderReporter(run_dir, spec, store, start, uploader=uploader)
         try:
             outcome = TrainingLoop(
                 spec,
@@ -153,9 +183,15 @@ class RunFolderReporter:
     and the `trial_metrics` summary at the end."""
 
     def __init__(
-        self, run_dir: Path, spec: ExperimentSpec, store: CheckpointStore, start: LoopStart
+        self,
+        run_dir: Path,
+        spec: ExperimentSpec,
+        store: CheckpointStore,
+        start: LoopStart,
+        *,
+        uploader: RunUploader | None = None,
     ) -> None:
-        self.run_dir, self.store = run_dir, store
+        self.run_dir, self.store, self.uploader = run_dir, store, uploader
         self.sinks = MetricSinks(run_dir, spec, resume_at=start if start.iteration else None)
         self.progress = ProgressLine(spec.name, spec.stop)
         self.trial = TrialMetrics()
@@ -181,6 +217,8 @@ class RunFolderReporter:
             logger.info("checkpoint {}", self.last_checkpoint)
             if checkpoint.evaluation is not None:
                 self._record_evaluation(checkpoint, self.last_checkpoint, metrics)
+            if self.uploader is not None:
+                self.uploader.after_checkpoint()
 
     def _record_evaluation(self, checkpoint: Checkpoint, saved: Path, metrics: dict) -> None:
         """A row in evaluation.jsonl; `best` moves to `saved` when it beats the best so far."""
@@ -220,6 +258,7 @@ class RunFolderReporter:
             stop_reason=outcome.stop_reason,
             last_checkpoint=self.last_checkpoint,
             history=self.history,
+            stored_at=self.uploader.uri if self.uploader is not None else None,
         )
 
 

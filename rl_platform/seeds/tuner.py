@@ -25,6 +25,7 @@ from rl_platform.seeds.folder import TUNE_DIR, new_seeds_dir, seed_run_dir
 from rl_platform.seeds.summary import final_values, seeds_summary
 from rl_platform.spec import ExperimentSpec, validate_spec_data
 from rl_platform.storage.layout import LOG_FILE, TRIAL_METRICS_FILE
+from rl_platform.storage.run_upload import storage_out
 from rl_platform.utils.atomic import write_json_atomic
 
 SEED_KEY, FINAL_KEY = "seed", "final"
@@ -52,10 +53,15 @@ def seed_spec(spec_data: dict[str, Any], seed: int) -> ExperimentSpec:
     return validate_spec_data({**spec_data, SEED_KEY: seed}, source=f"--seeds (seed {seed})")
 
 
-def seed_trainable(config: dict[str, Any], *, spec_data: dict[str, Any], parent: str) -> None:
-    """One seed's run in `parent/seed_<N>`; its final values go to Tune at the end."""
+def seed_trainable(
+    config: dict[str, Any], *, spec_data: dict[str, Any], parent: str, parent_key: str
+) -> None:
+    """One seed's run in `parent/seed_<N>`, stored (`logging.storage`) under
+    `parent_key/seed_<N>`; its final values go to Tune at the end."""
     seed = int(config[SEED_KEY])
-    result = train_in_folder(seed_spec(spec_data, seed), seed_run_dir(parent, seed))
+    run_dir = seed_run_dir(parent, seed)
+    run_key = f"{parent_key}/{run_dir.name}"
+    result = train_in_folder(seed_spec(spec_data, seed), run_dir, run_key=run_key)
     tune.report({FINAL_KEY: final_values(result.history)})
 
 
@@ -90,20 +96,26 @@ def run_seeds(
 ) -> SeedsOutcome:
     """Train `spec` once per seed as Tune trials; write and return the aggregate. Ray's notices
     go to the experiment folder's train.log; `dashboard` starts the local Ray with its dashboard."""
+    spec, out_dir = storage_out(spec, out_dir)  # `--out s3://...`: each seed's run stored
     for seed in seeds:
         seed_spec(spec.dump(), seed)  # a seed the schema refuses fails before Ray starts
     parent = new_seeds_dir(out_dir, spec, seeds)
+    parent_key = parent.relative_to(out_dir.resolve()).as_posix()
     with ray_logs_to(parent / LOG_FILE):
         ensure_ray(dashboard=dashboard)
-        summary = _fit_seeds(spec, seeds, parent)
+        summary = _fit_seeds(spec, seeds, parent, parent_key)
     write_json_atomic(parent / TRIAL_METRICS_FILE, summary)
     return SeedsOutcome(parent=parent, summary=summary)
 
 
-def _fit_seeds(spec: ExperimentSpec, seeds: Sequence[int], parent: Path) -> dict[str, Any]:
+def _fit_seeds(
+    spec: ExperimentSpec, seeds: Sequence[int], parent: Path, parent_key: str
+) -> dict[str, Any]:
     # With the legacy reporter, verbose=0 prints nothing: the trials' own log lines show progress.
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
-    trainable = tune.with_parameters(seed_trainable, spec_data=spec.dump(), parent=str(parent))
+    trainable = tune.with_parameters(
+        seed_trainable, spec_data=spec.dump(), parent=str(parent), parent_key=parent_key
+    )
     tuner = tune.Tuner(
         tune.with_resources(trainable, tune.PlacementGroupFactory(_bundles(spec))),
         param_space={SEED_KEY: tune.grid_search(list(seeds))},

@@ -170,15 +170,27 @@ def _verify_files(path: Path, recorded: dict[str, str]) -> None:
         )
 
 
-def load_checkpoint(path: str | Path) -> LoadedCheckpoint:
-    """Load every part of one checkpoint folder, verifying every recorded hash first."""
+def verify_checkpoint(path: str | Path) -> dict[str, Any]:
+    """Check every file hash `rlp_state.json` records, decoding nothing; return the meta."""
     path = Path(path)
     try:
         meta = json.loads((path / META_FILE).read_text())
-        parts_sha = meta.get("sha256", {})
         recorded = meta.get(FILES_KEY)  # absent in checkpoints written before it existed
         if recorded is not None:
             _verify_files(path, recorded)
+    except IntegrityError:
+        raise
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise _unreadable(path, exc) from None
+    return meta
+
+
+def load_checkpoint(path: str | Path) -> LoadedCheckpoint:
+    """Load every part of one checkpoint folder, verifying every recorded hash first."""
+    path = Path(path)
+    meta = verify_checkpoint(path)
+    try:
+        parts_sha = meta.get("sha256", {})
         parts = {
             stem: load_state_tree(path, stem=stem, expected_sha256=digest)
             for stem, digest in parts_sha.items()
@@ -186,10 +198,14 @@ def load_checkpoint(path: str | Path) -> LoadedCheckpoint:
     except IntegrityError:
         raise
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise IntegrityError(
-            f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc}"[:300] + ")"
-        ) from None
+        raise _unreadable(path, exc) from None
     return LoadedCheckpoint(path=path, meta=meta, parts=parts)
+
+
+def _unreadable(path: Path, exc: Exception) -> IntegrityError:
+    return IntegrityError(
+        f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc}"[:300] + ")"
+    )
 
 
 def resolve_checkpoint(path: str | Path) -> Path:

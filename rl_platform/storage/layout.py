@@ -9,9 +9,12 @@
   evaluation.jsonl     one row per evaluation during training (`evaluation:` specs)
   checkpoints/         iter_NNNNNN/ folders, the `latest` pointer and `best.json`
   league/              the league's pool (league runs)
+  manifest.json        what `logging.storage` holds of the run (`rl_platform.storage.run_manifest`)
 ```
 """
 
+RUNS_DIR = "runs"
+"""Where run folders go by default (`rlp train --out`), and where `rlp pull` puts runs."""
 SPEC_FILE = "spec.yaml"
 METRICS_FILE = "metrics.jsonl"
 TRIAL_METRICS_FILE = "trial_metrics.json"
@@ -24,3 +27,5 @@ BEST_NAME = "best"
 """How a policy URI names that checkpoint: `checkpoint://RUN/best`."""
 EVALUATION_FILE = "evaluation.jsonl"
 LEAGUE_DIR = "league"
+MANIFEST_FILE = "manifest.json"
+"""Relative path -> size + sha256 of every file of the run on storage, written last."""

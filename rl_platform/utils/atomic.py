@@ -11,9 +11,16 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Protocol
+
+COPY_CHUNK = 1 << 20
+"""Bytes per read when a file is streamed rather than held in memory."""
+
+
+class Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
 
 
 def _fsync_dir(path: Path) -> None:
@@ -35,13 +42,24 @@ def _umask() -> int:
 
 def write_bytes_atomic(path: str | Path, data: bytes, *, private: bool = False) -> None:
     """Replace `path` with `data` atomically; `private`: mode 0600 whatever the umask."""
+    _replace_atomic(path, lambda handle: handle.write(data), private=private)
+
+
+def write_stream_atomic(path: str | Path, source: Readable) -> None:
+    """Replace `path` with everything `source.read()` gives, in chunks (no size limit)."""
+    _replace_atomic(path, lambda handle: shutil.copyfileobj(source, handle, COPY_CHUNK))
+
+
+def _replace_atomic(
+    path: str | Path, fill: Callable[[BinaryIO], object], *, private: bool = False
+) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o600 if private else 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            fill(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)

@@ -197,6 +197,8 @@ def test_submit_spec_sends_relative_spec_quoted_entrypoint_and_runtime_env(tmp_p
     assert call["runtime_env"]["working_dir"] == str(tmp_path.resolve())
     assert call["runtime_env"]["env_vars"]["RLP_X"] == "1"
     assert "WANDB_API_KEY" not in call["runtime_env"]["env_vars"]
+    # Stored runs record it, so `rlp pull JOB_ID --from STORAGE` finds them.
+    assert call["runtime_env"]["env_vars"]["RLP_JOB_ID"] == call["submission_id"]
 
 
 def test_submit_spec_refuses_missing_or_outside_specs(tmp_path: Path) -> None:

@@ -184,7 +184,7 @@ def test_failed_snapshot_write_registers_nothing(tmp_path: Path, monkeypatch) ->
     def _disk_full(path, data):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("rl_platform.storage.pool_files.write_bytes_atomic", _disk_full)
+    monkeypatch.setattr("rl_platform.storage.folder_storage.write_bytes_atomic", _disk_full)
     with pytest.raises(OSError):
         league.end_iteration(iteration=1, env_steps=5, get_weights=FakeLearners())
     assert [m.id for m in league.members] == ["main"]

@@ -10,7 +10,7 @@ import torch
 from rl_platform.errors import IntegrityError, UnsafePathError, UserError
 from rl_platform.league.members import Member, MemberKind
 from rl_platform.league.pool import MANIFEST, WEIGHTS_DIR, LeaguePool
-from rl_platform.storage.pool_files import LeagueStorage
+from rl_platform.storage.folder_storage import FolderStorage
 
 
 def _weights(seed: int = 0) -> dict[str, torch.Tensor]:
@@ -24,13 +24,13 @@ def _fill(pool: LeaguePool) -> None:
     pool.add_frozen(member_id="main_v1", weights=_weights(1), parent_id="main", created_at_step=7)
 
 
-def _storages(tmp_path: Path) -> dict[str, LeagueStorage]:
+def _storages(tmp_path: Path) -> dict[str, FolderStorage]:
     sub = tmp_path / "sub"
     sub.mkdir()
     return {
-        "local": LeagueStorage.from_uri(tmp_path / "local"),
-        "file_uri": LeagueStorage.from_uri(f"file://{tmp_path / 'uri'}"),
-        "subtree": LeagueStorage(pafs.SubTreeFileSystem(str(sub), pafs.LocalFileSystem()), "lg"),
+        "local": FolderStorage.from_uri(tmp_path / "local"),
+        "file_uri": FolderStorage.from_uri(f"file://{tmp_path / 'uri'}"),
+        "subtree": FolderStorage(pafs.SubTreeFileSystem(str(sub), pafs.LocalFileSystem()), "lg"),
     }
 
 
@@ -53,7 +53,7 @@ def test_round_trip_on_each_storage(tmp_path: Path, kind: str) -> None:
 
 
 def test_file_uri_and_plain_path_address_the_same_files(tmp_path: Path) -> None:
-    pool = LeaguePool(LeagueStorage.from_uri(f"file://{tmp_path}"))
+    pool = LeaguePool(FolderStorage.from_uri(f"file://{tmp_path}"))
     _fill(pool)
     pool.save()
     assert json.loads((tmp_path / MANIFEST).read_text())["members"][2]["id"] == "main_v1"
@@ -130,7 +130,7 @@ def test_manifest_with_an_unsafe_id_does_not_load(tmp_path: Path) -> None:
 
 
 def test_failed_weight_write_registers_nothing(tmp_path: Path, monkeypatch) -> None:
-    storage = LeagueStorage.from_uri(tmp_path)
+    storage = FolderStorage.from_uri(tmp_path)
     pool = LeaguePool(storage)
     _fill(pool)
     pool.save()
@@ -143,11 +143,13 @@ def test_failed_weight_write_registers_nothing(tmp_path: Path, monkeypatch) -> N
         Path(str(path) + ".partial").write_bytes(data[: len(data) // 2])
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("rl_platform.storage.pool_files.write_bytes_atomic", _write_half_then_fail)
+    monkeypatch.setattr(
+        "rl_platform.storage.folder_storage.write_bytes_atomic", _write_half_then_fail
+    )
     with pytest.raises(OSError, match="No space"):
         pool.add_frozen(member_id="main_v2", weights=_weights(2))
     monkeypatch.setattr(
-        "rl_platform.storage.pool_files.write_bytes_atomic", atomic.write_bytes_atomic
+        "rl_platform.storage.folder_storage.write_bytes_atomic", atomic.write_bytes_atomic
     )
 
     assert "main_v2" not in pool

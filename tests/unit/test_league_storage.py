@@ -1,4 +1,4 @@
-"""LeagueStorage: keys stay under the root; non-local writes go through a temp key."""
+"""FolderStorage: keys stay under the root; non-local writes go through a temp key."""
 
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import pyarrow.fs as pafs
 import pytest
 
 from rl_platform.errors import UnsafePathError
-from rl_platform.storage.pool_files import LeagueStorage
+from rl_platform.storage.folder_storage import FolderStorage
 
 
 class _FailingMoveFS:
@@ -30,7 +30,7 @@ def _subtree(tmp_path: Path) -> pafs.SubTreeFileSystem:
 @pytest.mark.parametrize("remote", [False, True])
 def test_bytes_json_list_exists_delete(tmp_path: Path, remote: bool) -> None:
     storage = (
-        LeagueStorage(_subtree(tmp_path), "root") if remote else LeagueStorage.from_uri(tmp_path)
+        FolderStorage(_subtree(tmp_path), "root") if remote else FolderStorage.from_uri(tmp_path)
     )
     assert not storage.exists("a.json")
     storage.write_json("a.json", obj={"x": [1, 2]})
@@ -49,16 +49,16 @@ def test_bytes_json_list_exists_delete(tmp_path: Path, remote: bool) -> None:
 
 @pytest.mark.parametrize("bad", ["../x", "a/b", "..", "/abs", "a\x00b"])
 def test_unsafe_components_are_rejected(tmp_path: Path, bad: str) -> None:
-    for storage in (LeagueStorage.from_uri(tmp_path), LeagueStorage(_subtree(tmp_path), "r")):
+    for storage in (FolderStorage.from_uri(tmp_path), FolderStorage(_subtree(tmp_path), "r")):
         with pytest.raises(UnsafePathError):
             storage.write_bytes("weights", bad, data=b"x")
     assert list(tmp_path.rglob("*")) == []
 
 
 def test_failed_remote_write_leaves_no_final_or_temp_key(tmp_path: Path) -> None:
-    storage = LeagueStorage(_subtree(tmp_path), "root")
+    storage = FolderStorage(_subtree(tmp_path), "root")
     storage.write_bytes("f.bin", data=b"old")
-    failing = LeagueStorage(_FailingMoveFS(_subtree(tmp_path)), "root")
+    failing = FolderStorage(_FailingMoveFS(_subtree(tmp_path)), "root")
     with pytest.raises(OSError, match="connection reset"):
         failing.write_bytes("f.bin", data=b"new")
     assert storage.read_bytes("f.bin") == b"old"
@@ -66,8 +66,8 @@ def test_failed_remote_write_leaves_no_final_or_temp_key(tmp_path: Path) -> None
 
 
 def test_from_uri_accepts_plain_paths_and_file_uris(tmp_path: Path) -> None:
-    plain = LeagueStorage.from_uri(tmp_path / "p")
-    uri = LeagueStorage.from_uri(f"file://{tmp_path}/p")
+    plain = FolderStorage.from_uri(tmp_path / "p")
+    uri = FolderStorage.from_uri(f"file://{tmp_path}/p")
     plain.write_bytes("x", data=b"1")
     assert uri.read_bytes("x") == b"1"
     assert plain.uri == str(tmp_path / "p")
