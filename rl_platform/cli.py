@@ -24,6 +24,7 @@ from rl_platform.league_tools.cli import league_app
 from rl_platform.search.cli import search_command
 from rl_platform.seeds.selection import parse_seeds
 from rl_platform.spec import ExperimentSpec
+from rl_platform.storage.layout import RUNS_DIR
 
 app = typer.Typer(
     name="rlp",
@@ -51,14 +52,31 @@ app.command("policies")(evaluation_cli.policies_command)
 
 @app.command()
 @user_errors
-def validate(spec: SpecArg, set_: SetOpt = None, profile: ProfileOpt = None) -> None:
+def validate(
+    spec: SpecArg,
+    set_: SetOpt = None,
+    profile: ProfileOpt = None,
+    cluster: Annotated[
+        Path | None,
+        typer.Option(
+            help="Cluster launcher YAML or KubeRay manifest (cluster/aws-gpu.yaml): warn when "
+            "the spec's resources fit none of its node types."
+        ),
+    ] = None,
+) -> None:
     """Validate a spec and print it fully resolved (includes, profile, overrides applied)."""
+    from rl_platform.cluster.fit import fit_warnings
+    from rl_platform.cluster.node_types import read_node_types
     from rl_platform.spec import load_spec
     from rl_platform.utils.safe_yaml import dump_yaml
     from rl_platform.utils.secrets import mask_secrets
 
     resolved = load_spec(spec, overrides=set_ or [], profile=profile)
+    node_types = read_node_types(cluster) if cluster is not None else None
     sys.stdout.write(dump_yaml(mask_secrets(resolved.dump())))
+    if node_types is not None:
+        for line in fit_warnings(resolved.resources, node_types, source=str(cluster)):
+            err.print(f"[yellow]warning:[/] {escape(line)}", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -71,7 +89,14 @@ def train(
         Path | None,
         typer.Option(help="Continue the run in this run folder from its latest checkpoint."),
     ] = None,
-    out: Annotated[Path, typer.Option(help="Parent folder for run folders.")] = Path("runs"),
+    out: Annotated[
+        str,
+        typer.Option(
+            help="Parent folder for run folders, or storage for them (s3://bucket/runs, "
+            "gs://..., file:///...): the run folder is then written under runs/ and stored "
+            "there too (logging.storage)."
+        ),
+    ] = RUNS_DIR,
     force: Annotated[
         bool,
         typer.Option(help="With --resume: continue from a checkpoint saved while collapsed."),
@@ -104,9 +129,11 @@ def train(
     # A TrainingHealthError leaves through `user_errors` with exit code 3.
     result = run_train(loaded, out_dir=out, resume=resume, force=force, dashboard=dashboard)
     err.print(f"run folder: {result.run_dir}", highlight=False)
+    if result.stored_at is not None:
+        err.print(f"stored at: {result.stored_at}", highlight=False, markup=False, soft_wrap=True)
 
 
-def _train_seeds(spec: ExperimentSpec, seeds: list[int], *, out: Path, dashboard: bool) -> None:
+def _train_seeds(spec: ExperimentSpec, seeds: list[int], *, out: str, dashboard: bool) -> None:
     from rl_platform.seeds.summary import summary_line
     from rl_platform.seeds.tuner import run_seeds
 
@@ -145,6 +172,60 @@ def export(
 
     written = export_policy(checkpoint, out, module_id=module)
     err.print(f"wrote {written.path} ({written.module_id}, {written.num_tensors} tensors)")
+
+
+@app.command()
+@user_errors
+def pull(
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="A run on storage (s3://bucket/runs/NAME/STAMP, a shared path) or, with "
+            "--from, a job id (rlp_...) or NAME/STAMP.",
+            show_default=False,
+        ),
+    ],
+    from_: Annotated[
+        str | None,
+        typer.Option("--from", help="Storage the runs went to (logging.storage, --out)."),
+    ] = None,
+    to: Annotated[
+        Path | None,
+        typer.Option(
+            help="Run folder to create (default runs/NAME/STAMP); a job's seeds: "
+            "the folder to put them in."
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Replace a destination that is not empty.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Bring finished runs back from storage, every file checked against its sha256."""
+    from rl_platform.storage.run_pull import pull_runs
+
+    pulled = pull_runs(source, storage=from_, to=to, force=force)
+    rows = [
+        {
+            "source": run.source,
+            "dest": str(run.dest),
+            "job_id": run.manifest.job_id,
+            "final": run.manifest.final,
+            "files": len(run.manifest.files),
+            "bytes": run.size,
+        }
+        for run in pulled
+    ]
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    for row in rows:
+        state = "" if row["final"] else " (not ended at its last upload)"
+        err.print(
+            f"pulled {row['source']} -> {row['dest']}: {row['files']} files, "
+            f"{row['bytes']:,} bytes, all verified{state}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @app.command()

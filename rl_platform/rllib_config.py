@@ -15,9 +15,9 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from rl_platform.algorithms import algorithm_config_class, learner_class
 from rl_platform.batch_scaling import auto_scale_batch
 from rl_platform.connectors.state_lookback import FillStateLookback, lookback_horizon_for_turns
-from rl_platform.devices import resolve_device
 from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.envs.registry import registered_env_name
+from rl_platform.learners.device import learner_gpus
 from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.module_spec import module_spec_for
 from rl_platform.modules import history_connector_for
@@ -157,18 +157,14 @@ def _apply_modules(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmCo
 
 def _apply_resources(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
     res = spec.resources
-    device = resolve_device(res.device)
-    gpus = res.gpus_per_learner
-    if device == "cuda" and gpus == 0:
-        gpus = 1.0
-    elif device != "cuda":
-        if device == "mps":
-            logger.warning("RLlib 2.60 learners run on CUDA or CPU; MPS requested, using CPU")
-        gpus = 0.0
-    logger.info("learner device: {} (gpus_per_learner={})", "cuda" if gpus else "cpu", gpus)
-    config = config.learners(
+    config = config.env_runners(
+        num_env_runners=res.env_runners,
+        num_cpus_per_env_runner=res.cpus_per_env_runner,
+        custom_resources_per_env_runner=dict(res.custom_resources_per_env_runner),
+    ).learners(
         num_learners=res.learners,
-        num_gpus_per_learner=gpus,
+        num_gpus_per_learner=learner_gpus(res),
+        custom_resources_per_learner=dict(res.custom_resources_per_learner),
         learner_class=learner_class(spec),
     )
     # Every learner class above checks gradients once in FiniteUpdateGuard and skips the
@@ -193,9 +189,7 @@ def build_algorithm_config(
     config = (
         config.environment(env=registered_env_name(spec.env), env_config=dict(spec.env.kwargs))
         .env_runners(
-            num_env_runners=spec.resources.env_runners,
             num_envs_per_env_runner=spec.env.envs_per_runner,
-            num_cpus_per_env_runner=spec.resources.cpus_per_env_runner,
             gym_env_vectorize_mode=spec.env.vectorize_mode,
         )
         .training(**train_kwargs)

@@ -97,6 +97,9 @@ def actor_bundles(spec: ExperimentSpec) -> list[dict[str, float]]:
     """One bundle per remote env runner and remote learner of a run inside a Tune trial:
     RLlib creates those actors inside the trial, so they must fit in the trial's reservation."""
     res = spec.resources
-    runners = [{"CPU": res.cpus_per_env_runner} for _ in range(res.env_runners)]
+    runner = {"CPU": res.cpus_per_env_runner} | res.custom_resources_per_env_runner
     learner = {"CPU": 1.0} | ({"GPU": res.gpus_per_learner} if res.gpus_per_learner else {})
-    return [*runners, *(dict(learner) for _ in range(res.learners))]
+    learner |= res.custom_resources_per_learner
+    return [dict(runner) for _ in range(res.env_runners)] + [
+        dict(learner) for _ in range(res.learners)
+    ]

@@ -10,9 +10,27 @@ from rl_platform.envs.env_kwargs import unknown_env_kwargs
 from rl_platform.envs.sources import EnvIdError, resolve_env_source
 from rl_platform.spec.base import SpecModel
 from rl_platform.spec.evaluation import check_eval_stop_key
+from rl_platform.utils.storage_uri import check_storage_uri
 
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
+# Ray's own resource names: RLlib takes CPUs and GPUs from their own keys and refuses them here.
+RAY_BUILTIN_RESOURCES = frozenset({"CPU", "GPU", "memory", "object_store_memory"})
+
+
+def _custom_resource_names(resources: dict[str, float]) -> dict[str, float]:
+    builtin = sorted(set(resources) & RAY_BUILTIN_RESOURCES)
+    if builtin:
+        raise ValueError(
+            f"{builtin[0]!r} is one of Ray's own resources; set it with cpus_per_env_runner / "
+            "gpus_per_learner, and name only custom resources (e.g. rlp_env_runner) here"
+        )
+    return resources
+
+
+CustomResources = Annotated[
+    dict[str, Annotated[float, Field(gt=0.0)]], AfterValidator(_custom_resource_names)
+]
 
 
 class EnvSpec(SpecModel):
@@ -78,14 +96,34 @@ class ResourcesSpec(SpecModel):
     learners: NonNegativeInt = 0
     """Remote learner actors; 0 trains in the driver process."""
     gpus_per_learner: Annotated[float, Field(ge=0.0)] = 0.0
-    """GPUs per learner (fractions allowed). With learners=0, >0 puts the local learner on GPU."""
+    """GPUs per learner (fractions allowed). With learners=0, >0 puts the local learner on GPU
+    if this machine has one. A remote learner (learners>0) asks Ray for them as given, wherever
+    the driver runs; on a node without CUDA it trains on CPU (logged)."""
     device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
-    """Learner device. `auto` picks CUDA, then MPS, then CPU."""
+    """Learner device. `auto`: CUDA, then MPS, then CPU on this machine for the local learner;
+    `gpus_per_learner` for remote ones. `cpu` asks for no GPU, `cuda` for at least 1."""
     cpus_per_env_runner: Annotated[float, Field(gt=0.0)] = 1.0
     """CPUs reserved per remote env runner."""
+    custom_resources_per_env_runner: CustomResources = {}
+    """Ray custom resources each remote env runner asks for, e.g. `{rlp_env_runner: 1}`: env
+    runners then start only on node types that declare it (cluster/*.yaml: `cpu_env_runner`).
+    A Ray without such a node (a local one) never starts them. docs/cluster.md."""
+    custom_resources_per_learner: CustomResources = {}
+    """Ray custom resources each remote learner asks for, e.g. `{rlp_learner: 1}` (the
+    `gpu_learner` node type of cluster/*.yaml). docs/cluster.md."""
     torch_threads: PositiveInt | None = None
     """Torch intra-op threads in the driver (local sampling and learning); None: torch's default.
     1 is fastest for small MLP/LSTM models, whose ops are too small to split across cores."""
+
+    def gpus_per_remote_learner(self) -> float:
+        """What each remote learner asks Ray for: `device` read as an explicit choice (`cpu`,
+        `mps`: none, RLlib 2.60 learners run on CUDA or CPU; `cuda`: at least 1), `auto`:
+        `gpus_per_learner` as given. Not resolved here: the learner runs on another node."""
+        if self.device in ("cpu", "mps"):
+            return 0.0
+        if self.device == "cuda":
+            return max(self.gpus_per_learner, 1.0)
+        return self.gpus_per_learner
 
 
 class StopSpec(SpecModel):
@@ -139,6 +177,11 @@ class LoggingSpec(SpecModel):
     """W&B tags."""
     tensorboard: bool = True
     """Write TensorBoard event files under the run folder."""
+    storage: Annotated[str, AfterValidator(check_storage_uri)] | None = None
+    """Mirror the run folder to `<storage>/<name>/<stamp>/` (`s3://bucket/runs`, `gs://...`,
+    `hdfs://...`, `file:///abs/path` or an absolute path on a shared mount) after every
+    checkpoint and at the end, with a `manifest.json` of sha256s written last; `rlp pull`
+    brings it back. The run still writes its local folder first. docs/cluster.md."""
 
 
 class HealthSpec(SpecModel):

@@ -1,6 +1,7 @@
 """Cluster definitions pass Ray's launcher schema and have the shape docs/cluster.md promises."""
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -8,6 +9,11 @@ import jsonschema
 import pytest
 import yaml
 from ray.autoscaler._private.util import prepare_config, validate_config
+
+from rl_platform.cluster.fit import fit_warnings
+from rl_platform.cluster.node_types import NodeType, read_node_types
+from rl_platform.spec import load_spec
+from tests.conftest import EXPERIMENTS
 
 CLUSTER = Path(__file__).resolve().parents[2] / "cluster"
 LAUNCHER_YAMLS = ["aws-gpu.yaml", "gcp-gpu.yaml"]
@@ -105,3 +111,62 @@ def _containers(group: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _limits(group: dict[str, Any]) -> dict[str, Any]:
     return _containers(group)[0]["resources"]["limits"]
+
+
+# Placement (docs/cluster.md, "The cluster profile and where things run"): the three files
+# declare the same node types with the same custom resources, and every shipped `cluster`
+# profile asks for resources that put learners on GPU nodes and env runners on CPU workers.
+ALL_FILES = [*LAUNCHER_YAMLS, "kuberay-gpu.yaml"]
+CLUSTER_PROFILE_SPECS = [
+    "duel_selfplay.yaml",
+    "duel_bc_ppo.yaml",
+    "duel_selfplay_transformer.yaml",
+    "atari_pong_ppo.yaml",
+    "mujoco_hopper_sac.yaml",
+]
+
+
+def _by_role(name: str) -> dict[str, NodeType]:
+    types = read_node_types(CLUSTER / name)
+    roles = {"head" if t.head else "gpu" if t.resources.get("GPU") else "cpu": t for t in types}
+    assert len(roles) == len(types) == 3, name
+    return roles
+
+
+def test_the_three_cluster_files_declare_the_same_node_types() -> None:
+    expected = {
+        "head": {"CPU": 0},
+        "gpu": {"CPU": 8, "GPU": 1, "rlp_learner": 1},
+        "cpu": {"CPU": 16, "rlp_env_runner": 16},
+    }
+    for name in ALL_FILES:
+        roles = _by_role(name)
+        assert {role: t.resources for role, t in roles.items()} == expected, name
+        assert (roles["gpu"].max_nodes, roles["cpu"].max_nodes) == (4, 8), name
+
+
+def test_kuberay_custom_resources_are_the_json_ray_start_reads() -> None:
+    groups = {g["groupName"]: g for g in _load("kuberay-gpu.yaml")["spec"]["workerGroupSpecs"]}
+    # KubeRay hands the string to `ray start --resources=<value>` through a shell: the outer
+    # quotes are the shell's, the rest must be a JSON object.
+    expected = {"gpu-learner": {"rlp_learner": 1}, "cpu-env-runner": {"rlp_env_runner": 16}}
+    for group, resources in expected.items():
+        value = groups[group]["rayStartParams"]["resources"]
+        assert value.startswith('"') and value.endswith('"')
+        assert json.loads(json.loads(value)) == resources
+
+
+@pytest.mark.parametrize("spec_name", CLUSTER_PROFILE_SPECS)
+def test_cluster_profile_places_learners_on_gpu_nodes_and_env_runners_on_cpu_workers(
+    spec_name: str,
+) -> None:
+    res = load_spec(EXPERIMENTS / spec_name, profile="cluster").resources
+    assert res.learners >= 1 and res.gpus_per_learner >= 1 and res.env_runners >= 1
+    for name in ALL_FILES:
+        roles = _by_role(name)
+        assert set(res.custom_resources_per_learner) <= set(roles["gpu"].resources)
+        assert not set(res.custom_resources_per_learner) & set(roles["cpu"].resources)
+        assert set(res.custom_resources_per_env_runner) <= set(roles["cpu"].resources)
+        assert not set(res.custom_resources_per_env_runner) & set(roles["gpu"].resources)
+        types = list(roles.values())
+        assert fit_warnings(res, types, source=name) == [], (spec_name, name)

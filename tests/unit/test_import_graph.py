@@ -34,6 +34,7 @@ PURE = (
     "rl_platform.connectors.history_window",
     "rl_platform.teachers",
     "rl_platform.seeds",
+    "rl_platform.cluster",
 )
 EXCEPT = (
     "rl_platform.league.callback",

@@ -136,6 +136,22 @@ def test_trial_bundles_reserve_the_remote_actors_a_trial_starts():
     assert trial_bundles(_spec()) == [{"CPU": 1.0}]
 
 
+def test_trial_bundles_reserve_the_custom_resources_that_place_the_actors():
+    # Tune captures the trial's actors into its placement group: a bundle without
+    # `rlp_env_runner` could never hold an env runner that asks for it.
+    placed = {
+        "env_runners": 1,
+        "learners": 1,
+        "gpus_per_learner": 1,
+        "custom_resources_per_env_runner": {"rlp_env_runner": 1},
+        "custom_resources_per_learner": {"rlp_learner": 1},
+    }
+    assert trial_bundles(_spec(resources=placed))[1:] == [
+        {"CPU": 1.0, "rlp_env_runner": 1.0},
+        {"CPU": 1.0, "GPU": 1.0, "rlp_learner": 1.0},
+    ]
+
+
 BUDGET = TrialBudget("env_steps", 3000, 333, 3.0)
 
 
