@@ -5,7 +5,6 @@ its device in the driver. Built without starting Ray."""
 from collections.abc import Iterator
 
 import pytest
-import ray
 from loguru import logger
 
 from rl_platform.learners import device
@@ -24,10 +23,17 @@ def log_lines() -> Iterator[list[str]]:
     logger.remove(handle)
 
 
-def test_cluster_profile_config_asks_for_a_gpu_learner_and_placed_actors(monkeypatch) -> None:
+@pytest.fixture
+def no_ray(monkeypatch) -> None:
+    """As in a driver before Ray starts (the suite's session Ray may be up): nothing to probe."""
+    monkeypatch.setattr(device.ray, "is_initialized", lambda: False)
+
+
+def test_cluster_profile_config_asks_for_a_gpu_learner_and_placed_actors(
+    monkeypatch, no_ray
+) -> None:
     # The driver of a submitted job runs on the head, which has no GPU: that must not matter.
     monkeypatch.setattr(device, "resolve_device", lambda requested: "cpu")
-    assert not ray.is_initialized()
     spec = load_spec(EXPERIMENTS / "duel_selfplay.yaml", profile="cluster")
     config = build_algorithm_config(spec)
     assert (config.num_learners, config.num_gpus_per_learner) == (1, 1)
@@ -65,7 +71,9 @@ def test_a_remote_learner_on_a_node_without_cuda_trains_on_cpu(monkeypatch, log_
 @pytest.mark.parametrize(
     "device_name, gpus, expected", [("auto", 2, 2), ("auto", 0, 0), ("cpu", 1, 0), ("cuda", 0, 1)]
 )
-def test_device_is_an_explicit_choice_for_remote_learners(device_name, gpus, expected) -> None:
+def test_device_is_an_explicit_choice_for_remote_learners(
+    device_name, gpus, expected, no_ray
+) -> None:
     res = ResourcesSpec(learners=2, gpus_per_learner=gpus, device=device_name)
     assert res.gpus_per_remote_learner() == expected
     assert learner_gpus(res) == expected  # Ray not started: nothing to probe
