@@ -7,20 +7,7 @@ import pytest
 
 from rl_platform.errors import UnsafePathError
 from rl_platform.storage.folder_storage import FolderStorage
-
-
-class _FailingMoveFS:
-    """Delegates to a real filesystem but fails the final move, like a dropped connection."""
-
-    def __init__(self, inner: pafs.FileSystem) -> None:
-        self._inner = inner
-        self.type_name = "failing"
-
-    def __getattr__(self, name: str):
-        return getattr(self._inner, name)
-
-    def move(self, src: str, dest: str) -> None:
-        raise OSError("connection reset during move")
+from tests.unit.storage_support import FailingMoveFS
 
 
 def _subtree(tmp_path: Path) -> pafs.SubTreeFileSystem:
@@ -58,7 +45,7 @@ def test_unsafe_components_are_rejected(tmp_path: Path, bad: str) -> None:
 def test_failed_remote_write_leaves_no_final_or_temp_key(tmp_path: Path) -> None:
     storage = FolderStorage(_subtree(tmp_path), "root")
     storage.write_bytes("f.bin", data=b"old")
-    failing = FolderStorage(_FailingMoveFS(_subtree(tmp_path)), "root")
+    failing = FolderStorage(FailingMoveFS(_subtree(tmp_path)), "root")
     with pytest.raises(OSError, match="connection reset"):
         failing.write_bytes("f.bin", data=b"new")
     assert storage.read_bytes("f.bin") == b"old"

@@ -22,22 +22,9 @@ from rl_platform.storage.run_pull import pull_runs
 from rl_platform.storage.run_upload import RunUploader, run_key_of
 from rl_platform.utils.storage_uri import check_storage_uri
 from tests.conftest import EXPERIMENTS
+from tests.unit.storage_support import FailingMoveFS
 
 KEY = "cartpole_ppo/20261125-101010"
-
-
-class _FailingMoveFS:
-    """A filesystem whose final moves fail, like a connection dropped mid-upload."""
-
-    def __init__(self, inner: pafs.FileSystem) -> None:
-        self._inner = inner
-        self.type_name = "failing"
-
-    def __getattr__(self, name: str):
-        return getattr(self._inner, name)
-
-    def move(self, src: str, dest: str) -> None:
-        raise OSError("connection reset during move")
 
 
 def _run_folder(root: Path) -> Path:
@@ -170,7 +157,7 @@ def test_a_failed_upload_is_a_warning_and_keeps_the_last_manifest(
     before = (bucket / KEY / "manifest.json").read_bytes()
     failing = _uploader(run_dir, str(bucket))
     subtree = pafs.SubTreeFileSystem(str(bucket), pafs.LocalFileSystem())
-    failing._storage = FolderStorage(_FailingMoveFS(subtree), KEY)
+    failing._storage = FolderStorage(FailingMoveFS(subtree), KEY)
     _checkpoint(run_dir, 1)
     failing.after_checkpoint()  # does not raise
     assert any("connection reset" in m and "training goes on" in m for m in warnings)
