@@ -14,6 +14,7 @@ from typing import Any
 from loguru import logger
 from ray import tune
 from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
+from ray.tune.search import ConcurrencyLimiter
 from ray.tune.search.basic_variant import BasicVariantGenerator
 
 from rl_platform.errors import UserError
@@ -143,9 +144,21 @@ def _require_optuna() -> type:
 
 
 def _searcher(search: SearchSpec, points: list[dict[str, Any]] | None) -> Any:
+    """The search algorithm, limited to `search.max_concurrent` running trials.
+
+    The limit is set on the searcher itself: Tune's `max_concurrent_trials` only wraps a
+    `Searcher` (optuna) and is ignored, with a warning, for the random `BasicVariantGenerator`.
+    """
     if search.searcher.type == "optuna":
-        return _require_optuna()(seed=search.searcher.seed, points_to_evaluate=points)
-    return BasicVariantGenerator(points_to_evaluate=points, random_state=search.searcher.seed)
+        optuna_search = _require_optuna()(seed=search.searcher.seed, points_to_evaluate=points)
+        if search.max_concurrent is None:
+            return optuna_search
+        return ConcurrencyLimiter(optuna_search, max_concurrent=search.max_concurrent)
+    return BasicVariantGenerator(
+        points_to_evaluate=points,
+        random_state=search.searcher.seed,
+        max_concurrent=search.max_concurrent or 0,
+    )
 
 
 def _scheduler(search: SearchSpec, budget: TrialBudget) -> Any:
@@ -257,7 +270,6 @@ def _new_tuner(
             scheduler=_scheduler(search, budget),
             search_alg=_searcher(search, points),
             num_samples=search.num_samples,
-            max_concurrent_trials=search.max_concurrent,
             trial_dirname_creator=trial_dirname,
             # A trial's process imports torch and RLlib; reusing it saves that per trial. The
             # stopped trial's thread exits through `algo.stop()` before the next one starts.

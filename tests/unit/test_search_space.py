@@ -6,6 +6,7 @@ from ray.tune.search.sample import Categorical, Float, Integer
 
 from rl_platform.errors import SpecError
 from rl_platform.search.space import apply_sample, sample_configs, to_tune_space
+from rl_platform.search.tuner import _searcher
 from rl_platform.spec import validate_spec_data
 
 BASE = {"name": "demo", "env": {"id": "CartPole-v1"}, "stop": {"env_steps": 9000}}
@@ -209,3 +210,12 @@ def test_sample_configs_are_reproducible_and_within_bounds():
         apply_sample(spec.dump(), config)  # every sample is a valid spec
     with pytest.raises(SpecError, match="grid cannot be sampled"):
         sample_configs(_spec({"seed": {"grid": [0, 1]}}).search.params, num=2, seed=0)
+
+
+@pytest.mark.parametrize("limit", [None, 1, 3])
+def test_the_random_searcher_itself_holds_the_concurrency_limit(limit):
+    # Tune ignores `max_concurrent_trials` (with a warning) for a BasicVariantGenerator, so the
+    # spec's limit must be on the generator or trials run unbounded.
+    params = {"training.lr": {"loguniform": [1e-4, 1e-3]}}
+    spec = _spec(params, max_concurrent=limit) if limit else _spec(params)
+    assert _searcher(spec.search, None).max_concurrent == (limit or 0)
