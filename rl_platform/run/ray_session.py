@@ -17,7 +17,7 @@ runtime env makes every new worker start ~3.5 s slower on 2 cores (tests/conftes
 import contextlib
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 # Importing `ray.data` and `ray.rllib` adds the console handlers that are filtered here.
@@ -86,6 +86,15 @@ def dashboard_url(address: str | None) -> str | None:
     return address if "://" in address else f"http://{address}"
 
 
+def dashboard_line(url: str, environ: Mapping[str, str]) -> str:
+    """The console line for a started dashboard. With token authentication (Ray's default
+    unless RAY_AUTH_MODE=disabled) the page asks for the cluster's token before it shows
+    anything, so the line says where to get it; the token itself is never printed."""
+    if environ.get("RAY_AUTH_MODE", "token").lower() == "disabled":
+        return f"Ray dashboard: {url}"
+    return f"Ray dashboard: {url} (it asks for the token that `ray get-auth-token` prints)"
+
+
 def ensure_ray(
     num_cpus: int | None = None, *, log_to_driver: bool = True, dashboard: bool = False
 ) -> None:
@@ -115,4 +124,4 @@ def ensure_ray(
         if url is None:
             logger.warning("the Ray dashboard did not start (see Ray's logs under /tmp/ray)")
         else:
-            logger.info("Ray dashboard: {}", url)
+            logger.info(dashboard_line(url, os.environ))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from ray._private.log import PlainRayHandler
 
-from rl_platform.run.ray_session import dashboard_url, ray_logs_to
+from rl_platform.run.ray_session import dashboard_line, dashboard_url, ray_logs_to
 
 
 def test_ray_notices_go_to_the_log_file_and_errors_stay_on_the_console(
@@ -46,3 +46,12 @@ def test_ray_notices_go_to_the_log_file_and_errors_stay_on_the_console(
 )
 def test_dashboard_address_becomes_a_url(address: str | None, url: str | None) -> None:
     assert dashboard_url(address) == url
+
+
+def test_the_dashboard_line_says_where_the_token_comes_from_unless_auth_is_off():
+    url = "http://127.0.0.1:8265"
+    with_token = dashboard_line(url, {})
+    assert with_token.startswith(f"Ray dashboard: {url} ")
+    assert "`ray get-auth-token`" in with_token
+    assert dashboard_line(url, {"RAY_AUTH_MODE": "token"}) == with_token
+    assert dashboard_line(url, {"RAY_AUTH_MODE": "disabled"}) == f"Ray dashboard: {url}"
