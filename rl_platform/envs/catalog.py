@@ -45,6 +45,7 @@ PLATFORM_ENVS: dict[str, PlatformEnv] = {
             "spawn_jitter",
             "draw_is_loss",
             "truncate_on_timeout",
+            "zone_closes_at",
             "render_mode",
         ),
     ),

@@ -19,8 +19,10 @@ from rl_platform.envs.duel import (
     Obs,
 )
 from rl_platform.envs.duel import rules as R
+from rl_platform.envs.duel.arena import run_matches
 from rl_platform.envs.duel.core import DRAW
 from rl_platform.envs.duel.observation import OBS_BOUND
+from rl_platform.envs.duel.scripted import act_constant
 from rl_platform.errors import UserError
 
 IDLE, LIGHT, HEAVY = Action.IDLE, Action.LIGHT, Action.HEAVY
@@ -301,6 +303,7 @@ def test_random_play_keeps_observations_bounded() -> None:
         ({"max_step": 10}, "did you mean 'max_steps'"),
         ({"reward_weights": {"win_los": 1.0}}, "did you mean 'win_loss'"),
         ({"stocks": 0}, "stocks"),
+        ({"zone_closes_at": 1.5}, "zone_closes_at"),
     ],
 )
 def test_bad_config_is_a_user_error(kwargs: dict, needle: str) -> None:
@@ -327,3 +330,43 @@ def test_a_level_time_out_is_a_loss_for_both_by_default(draw_is_loss, expected) 
     result = step_same(core, IDLE, IDLE, times=3)
     assert result.timed_out[0] and result.winner[0] == DRAW  # the result itself stays a draw
     assert result.components["win_loss"][0].tolist() == expected
+
+
+def test_without_the_zone_idle_players_time_out_at_full_stocks() -> None:
+    core = make_core(max_steps=100, zone_closes_at=1.0)
+    result = step_same(core, IDLE, IDLE, times=100)
+    assert result.timed_out[0] and core.state.stocks[0].tolist() == [3, 3]
+
+
+def test_the_closing_zone_knocks_out_players_who_keep_their_distance() -> None:
+    # The side blast lines close from 13 to ZONE_END_X over the second half of 100 frames;
+    # idle players at +-SPAWN_X fall outside once the line passes 3.0, lose a stock together
+    # and respawn inside the zone.
+    core = make_core(max_steps=100, zone_closes_at=0.5)
+    passes_spawn = 50 + int(np.ceil(50 * (R.BLAST_X - R.SPAWN_X) / (R.BLAST_X - R.ZONE_END_X)))
+    before = step_same(core, IDLE, IDLE, times=passes_spawn - 1)
+    assert core.state.stocks[0].tolist() == [3, 3] and not before.timed_out[0]
+    step_same(core, IDLE, IDLE, times=2)
+    s = core.state
+    assert s.stocks[0].tolist() == [2, 2]
+    assert np.all(np.abs(s.x[0]) < R.SPAWN_X)  # respawned inside the zone, not on its line
+    step_same(core, IDLE, IDLE, times=100 - s.t[0])
+    assert s.done[0] and s.t[0] < 100  # ended by knockouts before the clock (frozen since)
+    assert s.stocks[0].tolist() == [0, 0] and s.winner[0] == DRAW  # out together: level
+
+
+def test_the_zone_line_is_linear_in_the_frame_and_fixed_before_it_closes() -> None:
+    core = make_core(2, max_steps=100, zone_closes_at=0.5)
+    core.state.t[:] = [50, 75]
+    np.testing.assert_allclose(
+        core.zone_x()[:, 0], [R.BLAST_X, (R.BLAST_X + R.ZONE_END_X) / 2], rtol=1e-6
+    )
+    assert make_core(max_steps=100, zone_closes_at=1.0).zone_x() == R.BLAST_X
+
+
+def test_match_results_count_the_games_that_ended_on_the_clock() -> None:
+    idle = act_constant
+    fixed = run_matches(idle, idle, num_games=4, seed=0, max_steps=60, zone_closes_at=1.0)
+    assert (fixed.timed_out, fixed.draws) == (4, 4)
+    closing = run_matches(idle, idle, num_games=4, seed=0, max_steps=60, zone_closes_at=0.0)
+    assert closing.timed_out == 0 and closing.mean_length < 60  # the line knocked them out

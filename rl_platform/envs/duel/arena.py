@@ -22,6 +22,8 @@ class MatchResult:
     """Player 0's mean episode return (the env's weighted reward)."""
     mean_return_b: float = 0.0
     """Player 1's mean episode return."""
+    timed_out: int = 0
+    """Games that ended on the clock rather than by a player's last knockout."""
 
     @property
     def games(self) -> int:
@@ -41,6 +43,7 @@ def run_matches(
     obs = core.reset()
     lengths = np.zeros(num_games, np.int64)
     returns = np.zeros((num_games, 2), np.float64)
+    timed_out = np.zeros(num_games, bool)
     while not core.state.done.all():
         actions = np.stack([agent_a(obs[:, 0], rng), agent_b(obs[:, 1], rng)], axis=1)
         running = ~core.state.done
@@ -48,6 +51,7 @@ def run_matches(
         obs = result.obs
         lengths += running
         returns += np.where(running[:, None], result.rewards, 0.0)
+        timed_out |= result.timed_out & running
     winners = core.state.winner
     return MatchResult(
         wins_a=int((winners == 0).sum()),
@@ -56,4 +60,5 @@ def run_matches(
         mean_length=float(lengths.mean()),
         mean_return_a=float(returns[:, 0].mean()),
         mean_return_b=float(returns[:, 1].mean()),
+        timed_out=int(timed_out.sum()),
     )

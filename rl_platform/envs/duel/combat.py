@@ -81,11 +81,12 @@ def _lock(s: DuelState, mask: np.ndarray, mode: int, frames: np.ndarray | int) -
     np.copyto(s.timer, 0, where=mask)
 
 
-def knockouts(s: DuelState) -> np.ndarray:
-    """Players past a blast zone or at 0 HP lose a stock and respawn; returns the mask."""
-    ko = (np.abs(s.x) > R.BLAST_X) | (s.y < R.BLAST_BOTTOM) | (s.y > R.BLAST_TOP) | (s.hp <= 0.0)
+def knockouts(s: DuelState, zone_x: np.ndarray | float = R.BLAST_X) -> np.ndarray:
+    """Players past a blast line or at 0 HP lose a stock and respawn; returns the mask.
+    `zone_x` is the side blast line, a number or one per game (N, 1) while the zone closes."""
+    ko = (np.abs(s.x) > zone_x) | (s.y < R.BLAST_BOTTOM) | (s.y > R.BLAST_TOP) | (s.hp <= 0.0)
     if ko.any():
         s.stocks -= ko
-        respawn(s, ko)
+        respawn(s, ko, np.minimum(R.SPAWN_X, R.ZONE_RESPAWN_FRACTION * zone_x))
         np.copyto(s.invuln, R.RESPAWN_INVULN, where=ko)
     return ko

@@ -1,8 +1,8 @@
 """Game settings shared by the vectorized core, the PettingZoo env and the RLlib adapter.
 
 Every front end takes the same keyword arguments (`max_steps`, `stocks`, `reward_weights`,
-`seed`, `spawn_jitter`, `draw_is_loss`, `truncate_on_timeout`); unknown keys fail loudly so a
-typo in a spec is not silently ignored.
+`seed`, `spawn_jitter`, `draw_is_loss`, `truncate_on_timeout`, `zone_closes_at`); unknown keys
+fail loudly so a typo in a spec is not silently ignored.
 """
 
 import difflib
@@ -58,6 +58,12 @@ class DuelConfig:
     `win_loss`. Without it two trained equals learn to keep their distance and every game
     between them times out as a draw (docs/league.md, "The reference mix"); with it waiting
     for the clock is never the safe choice. The recorded result (`winner`) stays a draw."""
+    zone_closes_at: float = 1.0
+    """Fraction of `max_steps` after which the side blast lines close in, linearly from
+    +-13 to +-0.6 at the time limit (`rules.ZONE_END_X`): players who keep their distance
+    are pushed into reach of each other, so games between equals end by knockouts instead of
+    on the clock (docs/duel.md, "The closing zone"). 1.0 keeps the lines fixed (the game
+    before the zone)."""
     truncate_on_timeout: bool = False
     """Report the time limit as `truncated` instead of `terminated`. Off by default: the
     time left is observed and the time-out decides the winner, so it is a true end of the
@@ -74,6 +80,9 @@ class DuelConfig:
             problems.append(f"spawn_jitter must be in [0, 2], got {self.spawn_jitter!r}")
         if self.seed is not None and (type(self.seed) is not int or self.seed < 0):
             problems.append(f"seed must be a non-negative int or None, got {self.seed!r}")
+        closes = self.zone_closes_at
+        if not isinstance(closes, int | float) or isinstance(closes, bool) or not 0 <= closes <= 1:
+            problems.append(f"zone_closes_at must be in [0, 1], got {self.zone_closes_at!r}")
         if not isinstance(self.draw_is_loss, bool):
             problems.append(f"draw_is_loss must be a bool, got {self.draw_is_loss!r}")
         if not isinstance(self.truncate_on_timeout, bool):

@@ -17,7 +17,7 @@ from rl_platform.envs.duel import combat, physics
 from rl_platform.envs.duel.actions import MIRROR_ACTION, NUM_ACTIONS
 from rl_platform.envs.duel.config import REWARD_COMPONENTS, DuelConfig, make_config
 from rl_platform.envs.duel.observation import OBS_SIZE, write_observations
-from rl_platform.envs.duel.rules import HP_MAX
+from rl_platform.envs.duel.rules import BLAST_X, HP_MAX, ZONE_END_X
 from rl_platform.envs.duel.state import DuelState, reset_games
 
 DRAW = 2
@@ -90,7 +90,7 @@ class DuelCore:
         combat.update_shields(s)
         physics.move_bodies(s, move)
         damage = combat.resolve_hits(s)
-        ko = combat.knockouts(s)
+        ko = combat.knockouts(s, self.zone_x())
         s.t += 1
         ended = self._finish_games(ko)
         components = self._components(damage, ko, ended)
@@ -115,6 +115,15 @@ class DuelCore:
             self._reset_rows(ended)
             self._write_obs(result.obs, np.flatnonzero(ended))
         return result
+
+    def zone_x(self) -> np.ndarray | float:
+        """The side blast line of each game (N, 1) at its current frame, or the fixed one."""
+        cfg = self.config
+        start = cfg.zone_closes_at * cfg.max_steps
+        if start >= cfg.max_steps:
+            return BLAST_X
+        closed = np.clip((self.state.t - start) / (cfg.max_steps - start), 0.0, 1.0)
+        return (BLAST_X - (BLAST_X - ZONE_END_X) * closed)[:, None].astype(np.float32)
 
     def _world_actions(self, actions: np.ndarray) -> np.ndarray:
         actions = np.asarray(actions)

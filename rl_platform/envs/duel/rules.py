@@ -30,6 +30,12 @@ LEDGE_REACH = 0.8
 LEDGE_DEPTH = 1.2
 LEDGE_CLIMB_INSET = 0.4
 SPAWN_X = 3.0
+# The closing zone (`DuelConfig.zone_closes_at`): the side blast lines move in linearly to
+# +-ZONE_END_X at the time limit, so two players who keep their distance are pushed within
+# reach of each other (attacks reach 1.1-1.9 forward and 0.3 behind) before the clock ends.
+ZONE_END_X = 0.6
+# A player who loses a stock respawns this far inside the zone (never outside its blast line).
+ZONE_RESPAWN_FRACTION = 0.8
 
 GRAVITY = 0.05
 JUMP_SPEED = 0.6

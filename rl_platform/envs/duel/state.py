@@ -76,9 +76,10 @@ class DuelState:
             getattr(self, name)[rows] = values
 
 
-def respawn(state: DuelState, mask: np.ndarray) -> None:
-    """Put the masked players (N, 2) back at their spawn with full HP; stocks are kept."""
-    state.x[mask] = np.broadcast_to(_SPAWN_SIDE * SPAWN_X, mask.shape)[mask]
+def respawn(state: DuelState, mask: np.ndarray, spawn_x: np.ndarray | float = SPAWN_X) -> None:
+    """Put the masked players (N, 2) back at their spawn with full HP; stocks are kept.
+    `spawn_x` is the distance from the centre, a number or one per game (N, 1)."""
+    state.x[mask] = np.broadcast_to(_SPAWN_SIDE * spawn_x, mask.shape)[mask]
     state.facing[mask] = np.broadcast_to(-_SPAWN_SIDE, mask.shape)[mask]
     for name in ("y", "vx", "vy"):
         getattr(state, name)[mask] = 0.0
