@@ -2,10 +2,12 @@
 
 import subprocess
 import sys
+from dataclasses import fields
 
 import numpy as np
 import pytest
 
+from rl_platform.envs.catalog import PLATFORM_ENVS
 from rl_platform.envs.duel import (
     DEFAULT_REWARD_WEIGHTS,
     NUM_ACTIONS,
@@ -20,6 +22,7 @@ from rl_platform.envs.duel import (
 )
 from rl_platform.envs.duel import rules as R
 from rl_platform.envs.duel.arena import run_matches
+from rl_platform.envs.duel.config import DuelConfig
 from rl_platform.envs.duel.core import DRAW
 from rl_platform.envs.duel.observation import OBS_BOUND
 from rl_platform.envs.duel.scripted import act_constant
@@ -370,3 +373,10 @@ def test_match_results_count_the_games_that_ended_on_the_clock() -> None:
     assert (fixed.timed_out, fixed.draws) == (4, 4)
     closing = run_matches(idle, idle, num_games=4, seed=0, max_steps=60, zone_closes_at=0.0)
     assert closing.timed_out == 0 and closing.mean_length < 60  # the line knocked them out
+
+
+def test_the_catalog_lists_every_duel_setting() -> None:
+    # env.kwargs are checked against the catalog's list before the env is built, so a
+    # DuelConfig field missing there could never be set from a spec.
+    listed = set(PLATFORM_ENVS["rlp/Duel-v0"].kwargs or ())
+    assert listed == {f.name for f in fields(DuelConfig)} | {"render_mode"}
