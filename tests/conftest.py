@@ -46,6 +46,13 @@ def write_spec(tmp_path: Path):
     return _write
 
 
-# The token-auth Ray head and its smoke job, for tests/integration and tests/reliability;
-# imported after the environment defaults above, which they rely on.
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that read background scenarios run last (tests/background.py)."""
+    move_background_tests_last(items)
+
+
+# The token-auth Ray head and its smoke job, for tests/integration and tests/reliability, and
+# the background scenarios (`background`, autouse); imported after the environment defaults
+# above, which they rely on.
+from tests.background import background, move_background_tests_last  # noqa: E402, F401
 from tests.token_head import ray_head, smoke_job  # noqa: E402, F401 - pytest fixtures

@@ -13,7 +13,6 @@ The driver runs in a subprocess so it never meets a Ray session of the test proc
 
 import contextlib
 import json
-import os
 import secrets
 import shutil
 import subprocess
@@ -29,6 +28,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.background import Background, Scenario
 from tests.ray_head_support import START_ATTEMPTS, free_port, kill_scoped, start_head
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,8 +92,8 @@ def fake_cluster_config(
     }
 
 
-def _head_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"RAY_ADDRESS", "RAY_AUTH_TOKEN_PATH"}}
+def _head_env(base: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in base.items() if k not in {"RAY_ADDRESS", "RAY_AUTH_TOKEN_PATH"}}
     env.update(
         RAY_AUTH_MODE="token",
         RAY_AUTH_TOKEN=secrets.token_hex(32),
@@ -146,9 +146,9 @@ class FakeCluster:
 
 
 @contextlib.contextmanager
-def fake_autoscaling_head(cluster_yaml: Path) -> Iterator[FakeCluster]:
-    """Start a head with the fake provider and a job API."""
-    env = _head_env()
+def fake_autoscaling_head(cluster_yaml: Path, base_env: dict[str, str]) -> Iterator[FakeCluster]:
+    """Start a head with the fake provider and a job API; `base_env` is the test's environment."""
+    env = _head_env(base_env)
     for attempt in range(1, START_ATTEMPTS + 1):
         temp_dir = tempfile.mkdtemp(prefix="rlp-as-", dir="/tmp")  # short: unix socket paths
         dashboard_port = free_port()
@@ -235,19 +235,40 @@ def _node_type(resources: dict[str, float]) -> str:
     return "head"
 
 
-# About 3 min on an idle 2-core machine (three raylets, a job driver, a learner and an env
-# runner process); the limit leaves room for head start retries under load.
-@pytest.mark.timeout(1200)
-def test_submit_with_the_cluster_profile_scales_out_and_back(tmp_path: Path) -> None:
-    with fake_autoscaling_head(AWS_YAML) as cluster:
-        submitted = _submit(cluster, tmp_path / "runs")
+@dataclass(frozen=True)
+class ScaledRun:
+    submitted: subprocess.CompletedProcess[str]
+    """`rlp submit`, run to the end."""
+    inspected: subprocess.CompletedProcess[str]
+    """`INSPECT`: the cluster's nodes and actors after the job, once the workers were idle."""
+    out: Path
+
+
+def _scale_out_and_back(folder: Path, env: dict[str, str]) -> ScaledRun:
+    with fake_autoscaling_head(AWS_YAML, env) as cluster:
+        submitted = _submit(cluster, folder / "runs")
         inspected = subprocess.run(
             [sys.executable, "-c", INSPECT, cluster.gcs_address, cluster.dashboard_url],
             env=cluster.env,
+            cwd=REPO,
             capture_output=True,
             text=True,
             timeout=300,
         )
+    return ScaledRun(submitted=submitted, inspected=inspected, out=folder / "runs")
+
+
+# About 3 min on an idle 2-core machine (three raylets, a job driver, a learner and an env
+# runner process), so it runs beside the rest of the suite (tests/background.py).
+SCALE_OUT_AND_BACK = Scenario.run_once("autoscaling", _scale_out_and_back)
+BACKGROUND = [SCALE_OUT_AND_BACK]
+
+
+# The limit leaves room for head start retries under load.
+@pytest.mark.timeout(1200)
+def test_submit_with_the_cluster_profile_scales_out_and_back(background: Background) -> None:
+    run = background.result(SCALE_OUT_AND_BACK)
+    submitted, inspected = run.submitted, run.inspected
     job_output = submitted.stdout + submitted.stderr
     assert submitted.returncode == 0, job_output[-4000:]
     assert inspected.returncode == 0, inspected.stderr[-3000:]
@@ -269,7 +290,7 @@ def test_submit_with_the_cluster_profile_scales_out_and_back(tmp_path: Path) -> 
     assert {cls for cls, kind in placed if kind == "head"} == {"JobSupervisor"}, placed
     # No CUDA behind the fake GPU: the learner fell back to CPU and said so; the run finished.
     assert "learner device: cpu (no GPU on node" in job_output
-    assert list((tmp_path / "runs").glob("duel_selfplay/*/checkpoints/iter_*"))
+    assert list(run.out.glob("duel_selfplay/*/checkpoints/iter_*"))
     # Idle for longer than idle_timeout_minutes: both workers are gone, the head remains.
     alive = [types[node] for node, seen in report["nodes"].items() if seen["state"] == "ALIVE"]
     assert alive == ["head"], report["nodes"]
