@@ -1,11 +1,11 @@
 """Child-process scenarios that run beside the rest of the suite.
 
 A few tests mostly wait on processes of their own (a simulated autoscaling cluster, an
-`rlp train` on the console): the test process sits idle while they start Ray and import torch,
-one core each. Most of the suite trains in-process and keeps about one of the 2 cores busy, so
-these scenarios start in one background thread with the session's first test, one after
-another, and the tests that check them run last (tests/conftest.py moves them); by then most
-scenarios have finished. The tests assert on a scenario's result exactly as
+`rlp train` on the console, a Ray head with token auth): the test process sits idle while they
+start Ray and import torch, one core each. Most of the suite trains in-process and keeps about
+one of the 2 cores busy, so these scenarios start in one background thread with the session's
+first test, one after another, and the tests that check them run last (tests/conftest.py moves
+them); by then most scenarios have finished. The tests assert on a scenario's result exactly as
 they would on a run of their own.
 
 A test module lists its scenarios in `BACKGROUND` and reads one through the `background`

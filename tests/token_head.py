@@ -3,7 +3,9 @@
 The head gets its own temp dir and ports and is stopped by killing only its own process tree
 (never `ray stop`, which would take down every Ray on the machine, other sessions' included).
 It is session-scoped: starting one costs ~40 s on 2 cores, and the integration (`rlp submit`
-features) and reliability (auth, injection, token leaks) tests share it and its smoke job.
+features) and reliability (auth, injection, token leaks) tests share it and its smoke job. Both
+start beside the rest of the suite, as a background scenario (tests/background.py) of the
+modules that use them.
 """
 
 import contextlib
@@ -17,12 +19,13 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from rl_platform.jobs.client import make_client
+from rl_platform.jobs.client import bearer_headers, make_client
+from tests.background import Background, Scenario
 from tests.ray_head_support import START_ATTEMPTS, free_port, kill_scoped, start_head
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,10 +38,13 @@ class Head:
     url: str
     token: str
     home: Path
+    base_env: dict[str, str] = field(repr=False)
+    """The test session's environment when the head started; clients start from it."""
 
     def client_env(self, token: str | None = None) -> dict[str, str]:
         """Environment for a client process: its own HOME, the token only via the env var."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "RAY_AUTH"))}
+        prefixes = ("RAY_ADDRESS", "RAY_AUTH")
+        env = {k: v for k, v in self.base_env.items() if not k.startswith(prefixes)}
         env.update(HOME=str(self.home), RAY_AUTH_TOKEN=token or self.token)
         return env
 
@@ -99,16 +105,20 @@ def rlp_submit(head: Head, *args: str, timeout_s: float) -> subprocess.Completed
 
 def _ready(proc: subprocess.Popen, head: Head, log: Path, *, attempt: int) -> bool:
     """True once the job API answers and runs a no-op job (its agent registers after the API
-    comes up); False if `ray start` died or hung and another attempt is left."""
+    comes up); False if `ray start` died or hung and another attempt is left.
+
+    Runs in the background (tests/background.py): the token goes in the header, never through
+    `os.environ`, which the tests in the foreground own."""
+    from ray.job_submission import JobSubmissionClient
+
     deadline = time.monotonic() + 240
     last_error: Exception | None = None
     while time.monotonic() < deadline and proc.poll() is None:
         try:
-            with client_env(head):
-                client = make_client(head.url)
-                job_id = client.submit_job(entrypoint="true")
-                while not client.get_job_status(job_id).is_terminal():
-                    time.sleep(0.5)
+            client = JobSubmissionClient(head.url, headers=bearer_headers(head.token))
+            job_id = client.submit_job(entrypoint="true")
+            while not client.get_job_status(job_id).is_terminal():
+                time.sleep(0.5)
             return True
         except Exception as exc:  # warm-up: not listening yet, "No available agent", resets
             last_error = exc
@@ -119,10 +129,10 @@ def _ready(proc: subprocess.Popen, head: Head, log: Path, *, attempt: int) -> bo
     pytest.fail(f"local Ray head did not come up ({last_error!r}):\n{tail}")
 
 
-def _launch(temp_dir: str, token: str) -> tuple[subprocess.Popen, str]:
+def _launch(temp_dir: str, token: str, base_env: dict[str, str]) -> tuple[subprocess.Popen, str]:
     """Start `ray start --head --block` on fresh ports; return it and its dashboard URL."""
     dashboard_port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "RAY_AUTH"))}
+    env = {k: v for k, v in base_env.items() if not k.startswith(("RAY_ADDRESS", "RAY_AUTH"))}
     env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token, RAY_USAGE_STATS_ENABLED="0")
     # The raylet waits this long for its dashboard agent to report a port; the agent is a heavy
     # Python import that misses the default on a busy 2-core machine.
@@ -138,28 +148,47 @@ def _launch(temp_dir: str, token: str) -> tuple[subprocess.Popen, str]:
     return proc, f"http://127.0.0.1:{dashboard_port}"
 
 
-@pytest.fixture(scope="session")
-def ray_head() -> Iterator[Head]:
+@dataclass(frozen=True)
+class TokenHead:
+    head: Head
+    smoke_job: SmokeJob
+
+
+@contextlib.contextmanager
+def _token_head(folder: Path, env: dict[str, str]) -> Iterator[TokenHead]:
+    """The head, up until the session ends, and the smoke job already run on it."""
     token = secrets.token_hex(32)
     for attempt in range(1, START_ATTEMPTS + 1):
         temp_dir = tempfile.mkdtemp(prefix="rlp-sub-", dir="/tmp")  # short: unix socket paths
         home = Path(temp_dir) / "home"
         home.mkdir()
-        proc, url = _launch(temp_dir, token)
-        head = Head(url=url, token=token, home=home)
+        proc, url = _launch(temp_dir, token, env)
+        head = Head(url=url, token=token, home=home, base_env=env)
         try:
             if _ready(proc, head, Path(temp_dir) / "ray-start.log", attempt=attempt):
-                yield head
+                yield TokenHead(head, _run_smoke_job(head, folder / "smoke" / "runs"))
                 return
         finally:
             kill_scoped(proc, temp_dir)
             shutil.rmtree(temp_dir, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def smoke_job(ray_head: Head, tmp_path_factory: pytest.TempPathFactory) -> SmokeJob:
+def _run_smoke_job(head: Head, out: Path) -> SmokeJob:
     """`rlp submit` of the smoke profile, run once for the tests that inspect it."""
-    out = tmp_path_factory.mktemp("smoke") / "runs"
-    result = rlp_submit(ray_head, SPEC, "--profile", "smoke", "--out", str(out), timeout_s=480)
+    result = rlp_submit(head, SPEC, "--profile", "smoke", "--out", str(out), timeout_s=480)
     job_id = result.stdout.splitlines()[0].strip() if result.stdout else ""
     return SmokeJob(job_id=job_id, out=out, result=result)
+
+
+# Started beside the rest of the suite (tests/background.py) by the modules that use it.
+TOKEN_HEAD = Scenario("token_head", _token_head)
+
+
+@pytest.fixture(scope="session")
+def ray_head(background: Background) -> Head:
+    return background.result(TOKEN_HEAD).head
+
+
+@pytest.fixture(scope="session")
+def smoke_job(background: Background) -> SmokeJob:
+    return background.result(TOKEN_HEAD).smoke_job

@@ -15,7 +15,16 @@ from typer.testing import CliRunner
 from rl_platform.jobs.client import make_client
 from rl_platform.jobs.jobs_cli import jobs_app
 from rl_platform.jobs.runtime_env import EXCLUDES, job_env_vars
-from tests.token_head import REPO, Head, SmokeJob, client_env, wait_terminal
+from tests.token_head import (
+    REPO,
+    TOKEN_HEAD,
+    Head,
+    SmokeJob,
+    client_env,
+    wait_terminal,
+)
+
+BACKGROUND = [TOKEN_HEAD]  # the head starts beside the rest of the suite
 
 TRAP_SIGTERM = textwrap.dedent(
     """

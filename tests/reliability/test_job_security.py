@@ -17,6 +17,7 @@ from rl_platform.jobs.errors import ClusterAuthError
 from rl_platform.jobs.jobs_cli import jobs_app
 from tests.token_head import (
     SPEC,
+    TOKEN_HEAD,
     Head,
     SmokeJob,
     client_env,
@@ -24,6 +25,8 @@ from tests.token_head import (
     rlp_submit,
     wait_terminal,
 )
+
+BACKGROUND = [TOKEN_HEAD]  # the head starts beside the rest of the suite
 
 
 def test_job_api_requires_the_token(ray_head: Head) -> None:
