@@ -110,8 +110,11 @@ def flip_byte(path: Path, offset: int = -1) -> None:
 RAY_PATIENCE = {"RAY_raylet_start_wait_time_s": "120"}
 
 
-def child_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
+def child_env(base: dict[str, str] | None = None, **extra: str) -> dict[str, str]:
+    """The environment of an `rlp` child: `base` (default: this process's), offline and quiet,
+    patient with a slow Ray start. A background scenario passes the environment it was given
+    (tests/background.py): `os.environ` changes under it while tests run."""
+    env = dict(os.environ if base is None else base)
     env.update(
         {"WANDB_MODE": "offline", "WANDB_SILENT": "true", "RAY_USAGE_STATS_ENABLED": "0"},
         **RAY_PATIENCE,
@@ -130,7 +133,9 @@ class TrainProcess:
     log_path: Path
 
     @classmethod
-    def start(cls, args: list[str], *, out_dir: Path, log_dir: Path) -> "TrainProcess":
+    def start(
+        cls, args: list[str], *, out_dir: Path, log_dir: Path, env: dict[str, str] | None = None
+    ) -> "TrainProcess":
         log_dir.mkdir(parents=True, exist_ok=True)
         log_path = log_dir / f"rlp-{time.monotonic_ns()}.log"
         with log_path.open("wb") as log:
@@ -138,7 +143,7 @@ class TrainProcess:
                 [str(RLP), "train", *args, "--out", str(out_dir)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env=child_env(),
+                env=child_env(env),
                 cwd=REPO,
                 start_new_session=True,
             )

@@ -2,7 +2,8 @@
 write a complete final checkpoint within the stop budget and exit 0; resume continues there.
 
 The two signals' `rlp train` children run at the same time: each is mostly a Ray start and
-imports on one core, so together they take about as long as one did alone on 2 cores.
+imports on one core, so together they take about as long as one did alone on 2 cores. They run
+beside the rest of the suite (tests/background.py).
 """
 
 import contextlib
@@ -18,6 +19,7 @@ from typer.testing import CliRunner
 from rl_platform.cli import app
 from rl_platform.jobs.runtime_env import DEFAULT_STOP_GRACE_S
 from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
+from tests.background import Background, Scenario
 from tests.reliability.support import (
     CARTPOLE,
     TINY,
@@ -49,11 +51,9 @@ class Stopped:
     output: str
 
 
-@pytest.fixture(scope="module")
-def stopped_runs(tmp_path_factory) -> dict[signal.Signals, Stopped]:
+def _stop_by_signals(tmp: Path, env: dict[str, str]) -> dict[signal.Signals, Stopped]:
     """One long `rlp train` per signal, both started at once; each gets its signal as soon as
     its first iteration is in metrics.jsonl, and must exit within the stop budget."""
-    tmp = tmp_path_factory.mktemp("graceful")
     args = [str(CARTPOLE), "--profile", "smoke", *sets(LONG_RUN)]
     sent: dict[signal.Signals, float] = {}
     exited: dict[signal.Signals, float] = {}
@@ -61,7 +61,9 @@ def stopped_runs(tmp_path_factory) -> dict[signal.Signals, Stopped]:
     with contextlib.ExitStack() as stack:
         processes = {
             sig: stack.enter_context(
-                reaped(TrainProcess.start(args, out_dir=tmp / sig.name / "runs", log_dir=tmp))
+                reaped(
+                    TrainProcess.start(args, out_dir=tmp / sig.name / "runs", log_dir=tmp, env=env)
+                )
             )
             for sig in SIGNALS
         }
@@ -95,6 +97,17 @@ def stopped_runs(tmp_path_factory) -> dict[signal.Signals, Stopped]:
             )
             for sig, process in processes.items()
         }
+
+
+# The children run beside the rest of the suite (tests/background.py); the resumes below run
+# in-process on the session Ray.
+STOPPED_BY_SIGNALS = Scenario.run_once("graceful_stop", _stop_by_signals)
+BACKGROUND = [STOPPED_BY_SIGNALS]
+
+
+@pytest.fixture(scope="module")
+def stopped_runs(background: Background) -> dict[signal.Signals, Stopped]:
+    return background.result(STOPPED_BY_SIGNALS)
 
 
 @pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)

@@ -3,7 +3,6 @@ complete checkpoint; restored weights, optimizer and league state equal what was
 league state restored into a different member set is refused with the missing/extra ids."""
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from rl_platform.rllib_config import build_algorithm_config
 from rl_platform.spec import load_spec
 from rl_platform.storage.algorithm_state import ALGORITHM_PART, restore_algorithm
 from rl_platform.storage.checkpoints import META_FILE, CheckpointStore, load_checkpoint
+from tests.background import Background, Scenario
 from tests.reliability.support import CARTPOLE, TINY, TrainProcess, read_metrics, reaped, sets
 
 KILLED_RUN = [*TINY, "stop.iterations=1000", "checkpoint.every_iterations=1"]
@@ -32,16 +32,24 @@ class KilledRun:
     iterations_logged: int
 
 
-@pytest.fixture(scope="module")
-def killed_run(tmp_path_factory) -> Iterator[KilledRun]:
+def _kill_after_three_iterations(tmp: Path, env: dict[str, str]) -> KilledRun:
     """`rlp train` checkpointing every iteration, SIGKILLed (with its Ray) after 3 iterations."""
-    tmp = tmp_path_factory.mktemp("killed")
     args = [str(CARTPOLE), "--profile", "smoke", *sets(KILLED_RUN)]
-    with reaped(TrainProcess.start(args, out_dir=tmp / "runs", log_dir=tmp)) as process:
+    with reaped(TrainProcess.start(args, out_dir=tmp / "runs", log_dir=tmp, env=env)) as process:
         run_dir = process.wait_for_iterations(3)
         process.kill_tree()
         assert process.proc.returncode == -9, process.output[-2000:]
-    yield KilledRun(run_dir=run_dir, iterations_logged=len(read_metrics(run_dir)))
+    return KilledRun(run_dir=run_dir, iterations_logged=len(read_metrics(run_dir)))
+
+
+# The killed child runs beside the rest of the suite (tests/background.py).
+KILLED = Scenario.run_once("kill_and_resume", _kill_after_three_iterations)
+BACKGROUND = [KILLED]
+
+
+@pytest.fixture(scope="module")
+def killed_run(background: Background) -> KilledRun:
+    return background.result(KILLED)
 
 
 def _resume_spec(stop_at: int):

@@ -34,6 +34,7 @@ from rl_platform.league.members import MemberKind
 from rl_platform.league.slots import module_id_for_slot
 from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
 from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint, load_checkpoint
+from tests.background import Background, Scenario
 from tests.reliability.support import (
     REPO,
     TrainProcess,
@@ -109,7 +110,9 @@ def _league_iteration(run_dir: Path) -> int:
     return json.loads(manifest.read_text())["state"]["iteration"] if manifest.is_file() else 0
 
 
-def _start_held(args: list[str], *, out_dir: Path, log_dir: Path) -> TrainProcess:
+def _start_held(
+    args: list[str], *, out_dir: Path, log_dir: Path, env: dict[str, str]
+) -> TrainProcess:
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"rlp-{time.monotonic_ns()}.log"
     with log_path.open("wb") as log:
@@ -117,19 +120,17 @@ def _start_held(args: list[str], *, out_dir: Path, log_dir: Path) -> TrainProces
             [sys.executable, "-c", HELD_RLP, "train", *args, "--out", str(out_dir)],
             stdout=log,
             stderr=subprocess.STDOUT,
-            env=child_env(**{HOLD_ENV: str(KILL_AFTER + 1)}),
+            env=child_env(env, **{HOLD_ENV: str(KILL_AFTER + 1)}),
             cwd=REPO,
             start_new_session=True,
         )
     return TrainProcess(proc, out_dir, log_path)
 
 
-@pytest.fixture(scope="module")
-def killed_league_run(tmp_path_factory) -> Iterator[KilledLeagueRun]:
+def _kill_with_the_league_ahead(tmp: Path, env: dict[str, str]) -> KilledLeagueRun:
     """Killed with `latest` = checkpoint k and the league folder one iteration ahead."""
-    tmp = tmp_path_factory.mktemp("killed_league")
     args = [str(DUEL), "--profile", "smoke", *sets([*LEAGUE_TINY, "stop.iterations=1000"])]
-    with reaped(_start_held(args, out_dir=tmp / "runs", log_dir=tmp)) as process:
+    with reaped(_start_held(args, out_dir=tmp / "runs", log_dir=tmp, env=env)) as process:
 
         def ahead() -> Path | None:
             assert process.proc.poll() is None, f"rlp train exited:\n{process.output[-3000:]}"
@@ -142,7 +143,18 @@ def killed_league_run(tmp_path_factory) -> Iterator[KilledLeagueRun]:
         process.kill_tree()
         assert process.proc.returncode == -9, process.output[-2000:]
     latest = CheckpointStore(run_dir / "checkpoints").latest()
-    yield KilledLeagueRun(run_dir, load_checkpoint(latest), len(read_metrics(run_dir)))
+    return KilledLeagueRun(run_dir, load_checkpoint(latest), len(read_metrics(run_dir)))
+
+
+# The killed child runs beside the rest of the suite (tests/background.py); the resume below
+# runs in-process on the session Ray.
+KILLED_LEAGUE = Scenario.run_once("league_kill_resume", _kill_with_the_league_ahead)
+BACKGROUND = [KILLED_LEAGUE]
+
+
+@pytest.fixture(scope="module")
+def killed_league_run(background: Background) -> KilledLeagueRun:
+    return background.result(KILLED_LEAGUE)
 
 
 @dataclass

@@ -9,14 +9,12 @@ register. (The hook is why it cannot use the session Ray: a job-level runtime_en
 slow every worker start of the suite.) The killed search is a real `rlp search` child, SIGKILLed
 with its Ray; its resume runs in-process on the session Ray.
 
-Both scenarios are mostly process starts and imports, one core each: the failing search runs in
-the background while the killed search runs (~100 s for the file on 2 cores instead of ~175 s).
+Both searches' drivers run beside the rest of the suite (tests/background.py).
 """
 
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from typer.testing import CliRunner
 from rl_platform.cli import app
 from rl_platform.search.results import read_results_csv
 from rl_platform.spec import load_spec
+from tests.background import Background, Scenario
 from tests.reliability.faulty_envs import FlakyCartPole, failure_count
 from tests.reliability.support import REPO, RLP, TrainProcess, child_env, reaped, wait_for
 
@@ -117,39 +116,34 @@ class FailedOnce:
     rows: list[dict[str, str]]
 
 
-@pytest.fixture(scope="module")
-def failing_search(tmp_path_factory) -> Iterator[TrainProcess]:
-    """The failing search's driver, started and left to run in the background."""
-    tmp = tmp_path_factory.mktemp("fails_once")
+def _fail_once(tmp: Path, env: dict[str, str]) -> FailedOnce:
+    """One trial whose env raises once at env step 301 (iteration 2, after checkpoint 1)."""
     kwargs = {"count_file": str(tmp / "failures"), "fail_after": 300, "fail_times": 1}
-    env = json.dumps({"id": FLAKY_ID, "envs_per_runner": 1, "kwargs": kwargs})
-    spec_path = _write_spec(tmp / "spec.yaml", name="fails_once", env=env, max_t=800, samples=1)
+    env_section = json.dumps({"id": FLAKY_ID, "envs_per_runner": 1, "kwargs": kwargs})
+    spec_path = _write_spec(
+        tmp / "spec.yaml", name="fails_once", env=env_section, max_t=800, samples=1
+    )
     log_path = tmp / "driver.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-c", FAILING_DRIVER, str(spec_path), str(tmp / "runs")],
             stdout=log,
             stderr=subprocess.STDOUT,
-            env=child_env(),
+            env=child_env(env),
             cwd=REPO,
             start_new_session=True,
         )
     with reaped(TrainProcess(proc, tmp / "runs", log_path)) as process:
-        yield process
+        returncode = process.wait(timeout_s=400)
+    assert returncode == 0, process.output[-6000:]
+    (search_dir,) = (tmp / "runs").glob("search/*/*/")
+    rows = read_results_csv(search_dir / "results.csv")
+    return FailedOnce(search_dir=search_dir, count_file=tmp / "failures", rows=rows)
 
 
 @pytest.fixture(scope="module")
-def failed_once(failing_search: TrainProcess, killed_search) -> FailedOnce:
-    """One trial whose env raises once at env step 301 (iteration 2, after checkpoint 1).
-
-    Asks for `killed_search` only so that it runs while this search's driver is busy."""
-    returncode = failing_search.wait(timeout_s=400)
-    assert returncode == 0, failing_search.output[-6000:]
-    tmp = failing_search.out_dir.parent
-    count_file = tmp / "failures"
-    (search_dir,) = (tmp / "runs").glob("search/*/*/")
-    rows = read_results_csv(search_dir / "results.csv")
-    return FailedOnce(search_dir=search_dir, count_file=count_file, rows=rows)
+def failed_once(background: Background) -> FailedOnce:
+    return background.result(FAILS_ONCE)
 
 
 def test_a_trial_that_fails_once_is_restarted_and_terminates(failed_once):
@@ -175,16 +169,22 @@ def test_the_restarted_trial_continues_from_its_checkpoint_not_from_zero(failed_
 
 # ----- a SIGKILLed search driver ------------------------------------------------------------
 @dataclass(frozen=True)
-class KilledSearch:
+class KilledDriver:
     search_dir: Path
     finished: dict[str, list[dict[str, Any]]]
     """Trials TERMINATED at the kill -> their result.json lines then."""
     trial_dirs: set[str]
+
+
+@dataclass(frozen=True)
+class KilledSearch(KilledDriver):
     resumed: Any
     """`rlp search --resume`'s CliRunner result."""
 
 
-def _start_search(spec_path: Path, out_dir: Path, log_path: Path) -> TrainProcess:
+def _start_search(
+    spec_path: Path, out_dir: Path, log_path: Path, env: dict[str, str]
+) -> TrainProcess:
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
             [str(RLP), "search", str(spec_path), "--out", str(out_dir), "--no-live"],
@@ -192,7 +192,8 @@ def _start_search(spec_path: Path, out_dir: Path, log_path: Path) -> TrainProces
             stderr=subprocess.STDOUT,
             # Tune saves its experiment state at most every 10 s by default; every second here
             # lets the test see the first TERMINATED trial (and kill) sooner.
-            env=child_env(TUNE_GLOBAL_CHECKPOINT_S="1"),
+            env=child_env(env, TUNE_GLOBAL_CHECKPOINT_S="1"),
+            cwd=REPO,
             start_new_session=True,
         )
     return TrainProcess(proc, out_dir, log_path)
@@ -208,22 +209,34 @@ def _finished_trials(process: TrainProcess) -> tuple[Path, set[str]] | None:
     return (found[0], done) if done else None
 
 
-@pytest.fixture(scope="module")
-def killed_search(ray_local, tmp_path_factory) -> Iterator[KilledSearch]:
-    """`rlp search` of 3 trials, one at a time, SIGKILLed (with its Ray) once one finished;
-    then `rlp search --resume`, in-process on the session Ray (no second Ray start)."""
-    tmp = tmp_path_factory.mktemp("killed_search")
-    env = json.dumps({"id": "CartPole-v1", "envs_per_runner": 1})
-    spec_path = _write_spec(tmp / "spec.yaml", name="killed", env=env, max_t=600, samples=3)
-    with reaped(_start_search(spec_path, tmp / "runs", tmp / "search.log")) as process:
+def _kill_the_driver(tmp: Path, env: dict[str, str]) -> KilledDriver:
+    """`rlp search` of 3 trials, one at a time, SIGKILLed (with its Ray) once one finished."""
+    env_section = json.dumps({"id": "CartPole-v1", "envs_per_runner": 1})
+    spec_path = _write_spec(tmp / "spec.yaml", name="killed", env=env_section, max_t=600, samples=3)
+    with reaped(_start_search(spec_path, tmp / "runs", tmp / "search.log", env)) as process:
         search_dir, done = wait_for(
             lambda: _finished_trials(process), timeout_s=300, what="a TERMINATED trial"
         )
         process.kill_tree()
     finished = {tid: _results(search_dir / f"trial_{tid}") for tid in done}
     trial_dirs = {p.name for p in search_dir.glob("trial_*")}
-    resumed = CliRunner().invoke(app, ["search", "--resume", str(search_dir), "--no-live"])
-    yield KilledSearch(search_dir, finished, trial_dirs, resumed)
+    return KilledDriver(search_dir, finished, trial_dirs)
+
+
+# Both searches' drivers are child processes with a Ray of their own: they run beside the rest
+# of the suite (tests/background.py). The resume runs in-process on the session Ray.
+FAILS_ONCE = Scenario.run_once("search_fails_once", _fail_once)
+KILLED_DRIVER = Scenario.run_once("search_killed_driver", _kill_the_driver)
+BACKGROUND = [FAILS_ONCE, KILLED_DRIVER]
+
+
+@pytest.fixture(scope="module")
+def killed_search(background: Background, ray_local) -> KilledSearch:
+    """The killed search, then `rlp search --resume` in-process (no second Ray start)."""
+    killed = background.result(KILLED_DRIVER)
+    args = ["search", "--resume", str(killed.search_dir), "--no-live"]
+    resumed = CliRunner().invoke(app, args)
+    return KilledSearch(killed.search_dir, killed.finished, killed.trial_dirs, resumed)
 
 
 def test_resume_after_a_killed_driver_completes_every_trial(killed_search):
