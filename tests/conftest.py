@@ -16,6 +16,11 @@ EXPERIMENTS = REPO_ROOT / "experiments"
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("WANDB_SILENT", "true")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+# One torch (OpenMP) thread per process, here and in every child and Ray worker: on 2 cores
+# shared with Ray workers and the background scenarios (tests/background.py), torch's 2-thread
+# pool spins against them; one small LSTM step took 28 ms with 2 threads vs 0.9 ms with 1 under
+# load (docs/modules.md). Set before anything imports torch.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture(scope="session")
