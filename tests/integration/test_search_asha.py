@@ -107,7 +107,9 @@ def test_resume_finishes_the_search_without_rerunning_finished_trials(search):
         assert lines_after[name] == before["result_lines"][name]
         again = next(r for r in rows if r["trial_id"] == row.trial_id)
         assert (again["status"], int(again["env_steps"])) == (row.status, row.env_steps)
-    assert {row["trial_id"] for row in rows} == {row.trial_id for row in first.rows}
+    # Every trial of the first run is still there; with `max_concurrent` holding the searcher to
+    # 2 running trials, the ones it had not created yet are created by the resumed search.
+    assert {row.trial_id for row in first.rows} <= {row["trial_id"] for row in rows}
     assert (search_dir / "best.yaml").is_file()
 
 
