@@ -54,7 +54,8 @@ def _ppo_family_training(t: PPOTraining, algo: str) -> dict[str, Any]:
             scaled.grad_steps,
         )
     kwargs: dict[str, Any] = {
-        "lr": lr,
+        # RLlib's optimizer scheduler: [[env steps, lr], ...], linear in between.
+        "lr": [list(point) for point in t.lr_schedule] if t.lr_schedule else lr,
         "gamma": t.gamma,
         "train_batch_size_per_learner": t.train_batch_size,
         "minibatch_size": minibatch,

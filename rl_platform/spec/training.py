@@ -4,14 +4,17 @@ The spec's `algo` selects the model; its fields map one to one onto RLlib's
 `AlgorithmConfig.training(...)` arguments in `rl_platform.rllib_config`.
 """
 
+from itertools import pairwise
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from rl_platform.spec.base import SpecModel
 
 PositiveInt = Annotated[int, Field(gt=0)]
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+# [[env steps, learning rate], ...]
+LRSchedule = list[tuple[Annotated[int, Field(ge=0)], Annotated[float, Field(gt=0.0, le=1.0)]]]
 
 
 class AutoScaleSpec(SpecModel):
@@ -60,10 +63,33 @@ class PPOTraining(CommonTraining):
     """Add RLlib's adaptive KL penalty."""
     kl_coeff: Annotated[float, Field(ge=0.0)] = 0.2
     """Initial KL coefficient when use_kl_loss is on."""
+    lr_schedule: LRSchedule | None = None
+    """Learning rate by env steps sampled, `[[0, 3e-4], [3000000, 3e-5]]`: linear between the
+    points, held after the last; the first point is at 0. Replaces `lr`."""
     auto_scale: bool = False
     """Pick minibatch size, epochs and LR from the batch size (see docs/batch_scaling.md)."""
     auto_scale_targets: AutoScaleSpec = AutoScaleSpec()
     """Targets used when auto_scale is on."""
+
+    @field_validator("lr_schedule")
+    @classmethod
+    def _lr_schedule_is_ordered(cls, points: LRSchedule | None) -> LRSchedule | None:
+        if points is None:
+            return None
+        steps = [step for step, _ in points]
+        if not points or steps[0] != 0:
+            raise ValueError(
+                f"must start at 0 env steps, got {steps[:1]}: e.g. [[0, 3e-4], [3000000, 3e-5]]"
+            )
+        if any(later <= earlier for earlier, later in pairwise(steps)):
+            raise ValueError(f"env steps must increase, got {steps}")
+        return points
+
+    @model_validator(mode="after")
+    def _one_learning_rate_rule(self) -> "PPOTraining":
+        if self.lr_schedule is not None and self.auto_scale:
+            raise ValueError("lr_schedule and auto_scale both set the learning rate: pick one")
+        return self
 
     @model_validator(mode="after")
     def _minibatch_fits_batch(self) -> "PPOTraining":

@@ -20,8 +20,14 @@ def _spec(*extra: str, profile: str | None = "smoke"):
     return load_spec(EXPERIMENTS / "cartpole_ppo.yaml", profile=profile, overrides=overrides)
 
 
+# The learning rate falls with env steps sampled, and a resumed run goes on where it was.
+LR_SCHEDULE = "training.lr_schedule=[[0, 1.0e-3], [1000, 1.0e-4]]"
+
+
 def test_run_folder_metrics_and_resume(ray_local, tmp_path):
-    first = train(_spec("logging.wandb=offline", "stop.iterations=2"), out_dir=tmp_path)
+    first = train(
+        _spec("logging.wandb=offline", "stop.iterations=2", LR_SCHEDULE), out_dir=tmp_path
+    )
     run_dir = first.run_dir
     for name in ("spec.yaml", "metrics.jsonl", "trial_metrics.json", "train.log"):
         assert (run_dir / name).is_file(), name
@@ -50,11 +56,15 @@ def test_run_folder_metrics_and_resume(ray_local, tmp_path):
     assert "trial_metrics: frame:" in (run_dir / "train.log").read_text()
 
     saved = load_checkpoint(run_dir / "checkpoints" / "iter_000002")
-    resumed = train(_spec("logging.wandb=off", "stop.iterations=3"), resume=run_dir)
+    resumed = train(_spec("logging.wandb=off", "stop.iterations=3", LR_SCHEDULE), resume=run_dir)
     assert resumed.iterations == 3
     assert resumed.env_steps > saved.meta["env_steps"] == first.env_steps
     lines = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [m["iteration"] for m in lines] == [1, 2, 3]
+    # The rate logged after each update is the next update's: ~500 env steps, then >= 1000.
+    rates = [m["train/lr"] for m in lines]
+    assert 1.0e-4 < rates[0] < 1.0e-3
+    assert rates[1] == rates[2] == pytest.approx(1.0e-4)
 
 
 def test_export_writes_policy_weights_only(ray_local, tmp_path):

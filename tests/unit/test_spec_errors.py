@@ -50,6 +50,18 @@ BAD_SPECS = {
         OK + "bc: {teacher: 'scripted://cartpole/balance', replay: {updates_per_minibatch: 0}}\n",
         ["bc.replay.updates_per_minibatch", "> 0"],
     ),
+    "lr_schedule_late_start": (
+        OK + "training: {lr_schedule: [[1000, 3.0e-4]]}\n",
+        ["training.lr_schedule", "must start at 0 env steps", "[1000]"],
+    ),
+    "lr_schedule_unordered": (
+        OK + "training: {lr_schedule: [[0, 3.0e-4], [5000, 1.0e-4], [5000, 1.0e-5]]}\n",
+        ["training.lr_schedule", "must increase", "[0, 5000, 5000]"],
+    ),
+    "lr_schedule_with_auto_scale": (
+        OK + "training: {lr_schedule: [[0, 3.0e-4]], auto_scale: true}\n",
+        ["lr_schedule and auto_scale", "pick one"],
+    ),
     "empty_file": ("", ["empty"]),
     "not_yaml": ("name: [unclosed\n", ["not valid YAML", "line"]),
     "not_mapping": ("- a\n- b\n", ["mapping"]),
