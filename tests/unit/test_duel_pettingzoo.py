@@ -78,3 +78,23 @@ def test_rgb_and_ansi_rendering() -> None:
 def test_bad_render_mode_is_rejected() -> None:
     with pytest.raises(ValueError, match="render_mode"):
         DuelParallelEnv(render_mode="human")
+
+
+def test_the_closing_zone_is_drawn_once_it_moves() -> None:
+    zone_colour = (200, 40, 120)
+    env = DuelParallelEnv(render_mode="rgb_array", seed=0, max_steps=100, zone_closes_at=0.5)
+    text_env = DuelParallelEnv(render_mode="ansi", seed=0, max_steps=100, zone_closes_at=0.5)
+    idle = {"player_0": Action.IDLE, "player_1": Action.IDLE}
+    for game in (env, text_env):
+        game.reset()
+    assert zone_colour not in {tuple(c) for c in env.render().reshape(-1, 3)}
+    assert "zone" not in text_env.render()
+    for _ in range(75):  # half way through the closing: the lines stand at about +-6.8
+        env.step(idle)
+        text_env.step(idle)
+    frame = env.render()
+    columns = sorted({int(c) for c in np.nonzero((frame == zone_colour).all(axis=2))[1]})
+    assert len(columns) == 2 and columns[0] + columns[1] == 255  # mirrored around the centre
+    assert 40 < columns[0] < 128 - 40  # well inside the blast lines at the frame's edges
+    text = text_env.render()
+    assert "zone=+-6.8" in text and text.splitlines()[0].count("|") == 2

@@ -9,7 +9,7 @@ from pettingzoo import ParallelEnv
 
 from rl_platform.envs.duel.actions import NUM_ACTIONS
 from rl_platform.envs.duel.observation import OBS_BOUND, OBS_SIZE
-from rl_platform.envs.duel.render import render_ansi, render_rgb
+from rl_platform.envs.duel.render import render_game
 from rl_platform.envs.duel.rules import FPS
 from rl_platform.envs.duel.single_game import AGENT_IDS, SingleGame
 
@@ -75,11 +75,8 @@ class DuelParallelEnv(ParallelEnv):
         return out.obs, out.rewards, terminated, truncated, out.infos
 
     def render(self) -> np.ndarray | str | None:
-        state, config = self._game.core.state, self._game.core.config
-        if self.render_mode == "rgb_array":
-            return render_rgb(state, 0, max_steps=config.max_steps)
-        if self.render_mode == "ansi":
-            return render_ansi(state, 0, max_steps=config.max_steps)
+        if self.render_mode in ("rgb_array", "ansi"):
+            return render_game(self._game.core, self.render_mode)
         logger.warning("DuelParallelEnv.render() called without a render_mode")
         return None
 

@@ -3,6 +3,7 @@
 import numpy as np
 
 from rl_platform.envs.duel import rules as R
+from rl_platform.envs.duel.core import DuelCore
 from rl_platform.envs.duel.rules import Mode
 from rl_platform.envs.duel.state import DuelState
 
@@ -17,6 +18,7 @@ _HITBOX = (250, 220, 60)
 _SHIELD = (120, 230, 230)
 _HP_BACK = (60, 60, 60)
 _TIME_BAR = (90, 90, 110)
+_ZONE = (200, 40, 120)
 _BODY_HALF_WIDTH, _BODY_HEIGHT = 0.4, 1.6
 _MODE_NAMES = {mode: mode.name for mode in Mode}
 
@@ -38,11 +40,30 @@ def _fill(frame: np.ndarray, x0: float, x1: float, y0: float, y1: float, color: 
     frame[r0 : r1 + 1, c0 : c1 + 1] = color
 
 
-def render_rgb(s: DuelState, game: int = 0, *, max_steps: int | None = None) -> np.ndarray:
-    """A 128x256x3 uint8 frame: stage, platforms, players, active hitboxes, HP, stocks and
-    (given `max_steps`) a time-left bar along the bottom."""
+def render_game(core: DuelCore, mode: str, game: int = 0) -> np.ndarray | str:
+    """One game of `core` as an `rgb_array` frame or `ansi` text, with the closing zone's side
+    lines drawn once they have moved in from the blast lines."""
+    zone = core.zone_x()
+    zone_x = float(zone) if np.isscalar(zone) else float(zone[game, 0])
+    closing = zone_x if zone_x < R.BLAST_X else None
+    max_steps = core.config.max_steps
+    if mode == "rgb_array":
+        return render_rgb(core.state, game, max_steps=max_steps, zone_x=closing)
+    return render_ansi(core.state, game, max_steps=max_steps, zone_x=closing)
+
+
+def render_rgb(
+    s: DuelState, game: int = 0, *, max_steps: int | None = None, zone_x: float | None = None
+) -> np.ndarray:
+    """A 128x256x3 uint8 frame: stage, platforms, players, active hitboxes, HP, stocks,
+    (given `max_steps`) a time-left bar along the bottom and (given `zone_x`) the closing
+    zone's side lines at +-zone_x."""
     frame = np.empty((FRAME_HEIGHT, FRAME_WIDTH, 3), np.uint8)
     frame[:] = _SKY
+    if zone_x is not None:
+        for side in (-1.0, 1.0):
+            column = _col(side * zone_x)
+            frame[:, column] = _ZONE
     _fill(frame, -R.STAGE_HALF_WIDTH, R.STAGE_HALF_WIDTH, 0.0, -R.STAGE_DEPTH, _STAGE)
     for side in (-1.0, 1.0):
         inner, outer = side * R.PLATFORM_INNER, side * R.PLATFORM_OUTER
@@ -92,8 +113,11 @@ def _draw_hud(frame: np.ndarray, s: DuelState, game: int, max_steps: int | None)
         frame[FRAME_HEIGHT - 3 :, : round(left * FRAME_WIDTH)] = _TIME_BAR
 
 
-def render_ansi(s: DuelState, game: int = 0, *, max_steps: int, width: int = 64) -> str:
-    """A text picture of the stage plus one status line per player."""
+def render_ansi(
+    s: DuelState, game: int = 0, *, max_steps: int, width: int = 64, zone_x: float | None = None
+) -> str:
+    """A text picture of the stage (with the closing zone's lines as `|` given `zone_x`) plus
+    one status line per player."""
     height = 18
     grid = [[" "] * width for _ in range(height)]
 
@@ -101,6 +125,9 @@ def render_ansi(s: DuelState, game: int = 0, *, max_steps: int, width: int = 64)
         r, c = _row(y, height), _col(x, width)
         grid[r][c] = char
 
+    if zone_x is not None:
+        for row in grid:
+            row[_col(-zone_x, width)] = row[_col(zone_x, width)] = "|"
     for xi in np.linspace(-R.STAGE_HALF_WIDTH, R.STAGE_HALF_WIDTH, width):
         if abs(xi) <= R.STAGE_HALF_WIDTH:
             put(float(xi), -0.5, "#")
@@ -116,7 +143,8 @@ def render_ansi(s: DuelState, game: int = 0, *, max_steps: int, width: int = 64)
         # Overlapping players share a cell: mark it so neither silently disappears.
         grid[r][c] = "X" if grid[r][c] == "0" else str(p)
     lines = ["".join(row) for row in grid]
-    lines.append(f"t={int(s.t[game])}/{max_steps}")
+    zone = "" if zone_x is None else f" zone=+-{zone_x:.1f}"
+    lines.append(f"t={int(s.t[game])}/{max_steps}{zone}")
     for p in range(2):
         mode = _MODE_NAMES[Mode(int(s.mode[game, p]))]
         lines.append(

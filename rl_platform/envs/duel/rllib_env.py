@@ -11,7 +11,7 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from rl_platform.envs.duel.pettingzoo_env import action_space, observation_space
-from rl_platform.envs.duel.render import render_ansi, render_rgb
+from rl_platform.envs.duel.render import render_game
 from rl_platform.envs.duel.single_game import AGENT_IDS, SingleGame
 
 # Seeds of parallel env copies are spread this far apart per env runner.
@@ -62,9 +62,6 @@ class DuelMultiAgentEnv(MultiAgentEnv):
         return out.obs, out.rewards, terminateds, truncateds, out.infos
 
     def render(self) -> np.ndarray | str | None:
-        state, max_steps = self._game.core.state, self._game.core.config.max_steps
-        if self.render_mode == "rgb_array":
-            return render_rgb(state, 0, max_steps=max_steps)
-        if self.render_mode == "ansi":
-            return render_ansi(state, 0, max_steps=max_steps)
+        if self.render_mode in ("rgb_array", "ansi"):
+            return render_game(self._game.core, self.render_mode)
         return None
