@@ -16,7 +16,7 @@ import torch
 
 from rl_platform.envs.duel.arena import run_matches
 from rl_platform.envs.duel.pettingzoo_env import action_space, observation_space
-from rl_platform.league_tools.arena_round_robin import ArenaSeat
+from rl_platform.evaluation.arena_games import ArenaSeat
 from rl_platform.policies.loading import EnvContext, load_policy
 from rl_platform.teachers import DUEL_ENV
 

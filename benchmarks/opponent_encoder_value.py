@@ -36,8 +36,8 @@ from spread import add_seed_options, ratio_line, seeds_to_run
 
 from rl_platform import train
 from rl_platform.envs.duel.arena import run_matches
+from rl_platform.evaluation.arena_games import ArenaSeat
 from rl_platform.evaluation.envs import EnvTarget, probe_env
-from rl_platform.league_tools.arena_round_robin import ArenaSeat
 from rl_platform.policies import EnvContext, learned_policy, load_policy
 from rl_platform.policies.module_policy import ModulePolicy
 from rl_platform.policies.rebuild import build_module, history_converter

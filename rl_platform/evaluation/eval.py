@@ -3,7 +3,9 @@
 In two-player envs the evaluated policy plays `opponent` (default: the env's strongest scripted
 agent, see `DEFAULT_OPPONENTS`) from the seat `seat` picks: `first` (the first agent, e.g.
 `player_0`, the first mover in connect four), `second`, or `alternate` (episode i in the first
-seat when i is even), which is the fair measure when moving first is an advantage.
+seat when i is even), which is the fair measure when moving first is an advantage. The duel,
+played to its own end, runs all games of a seat at once in its vectorized arena
+(`arena_games.py`); other envs, and duels cut by `max_steps`, run episode by episode.
 """
 
 import time
@@ -11,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rl_platform.errors import UserError
+from rl_platform.evaluation.arena_games import arena_episodes, arena_plays
 from rl_platform.evaluation.envs import AgentEnv, EnvShape, EnvTarget, probe_env, resolve_env
 from rl_platform.evaluation.rollout import EpisodeRecord, Rollout, RolloutHooks
 from rl_platform.evaluation.summary import summarize
@@ -61,16 +64,25 @@ def evaluate(
     if OPPONENT_KEY not in policies and seat != "first":
         raise UserError(f"--seat {seat} applies to two-player envs; {target.env_id} is not one")
     started = time.monotonic()
-    records = play_episodes(
-        target,
-        policies,
-        seat_plan(seats, seat),
-        episodes=episodes,
-        seed=seed,
-        parallel=parallel,
-        max_steps=max_steps,
-        on_episode=on_episode,
-    )
+    if OPPONENT_KEY in policies and arena_plays(target) and max_steps is None:
+        # The duel to its own end: every game of a seat at once in the vectorized arena.
+        records = arena_episodes(
+            policies, episodes=episodes, seat=seat, seed=seed, env_kwargs=target.kwargs
+        )
+        for record in records:
+            if on_episode is not None:
+                on_episode(record)
+    else:
+        records = play_episodes(
+            target,
+            policies,
+            seat_plan(seats, seat),
+            episodes=episodes,
+            seed=seed,
+            parallel=parallel,
+            max_steps=max_steps,
+            on_episode=on_episode,
+        )
     result: dict[str, Any] = {
         "policy": uri.text,
         "env": target.env_id,

@@ -13,11 +13,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rl_platform.errors import UserError
+from rl_platform.evaluation.arena_games import arena_plays, game_settings
 from rl_platform.evaluation.envs import EnvTarget, probe_env
 from rl_platform.league.members import MemberKind
 from rl_platform.league.pool import LeaguePool
 from rl_platform.league.ratings import Rating, rate_game, with_game
-from rl_platform.league_tools.arena_round_robin import arena_plays, play_arena_round_robin
+from rl_platform.league_tools.arena_round_robin import play_arena_round_robin
 from rl_platform.league_tools.report import GameResult, TournamentReport
 from rl_platform.league_tools.rollout_round_robin import play_rollout_round_robin
 from rl_platform.module_ids import MAIN_MODULE_ID
@@ -61,7 +62,9 @@ def play_round_robin(
 ) -> TournamentReport:
     """Every pair plays `games` games (seats alternating); results from the first seat's side."""
     if arena_plays(target):
-        return play_arena_round_robin(policies, games=games, seed=seed, env_kwargs=target.kwargs)
+        return play_arena_round_robin(
+            policies, games=games, seed=seed, env_kwargs=game_settings(target.kwargs)
+        )
     return play_rollout_round_robin(policies, target=target, games=games, seed=seed)
 
 

@@ -11,9 +11,8 @@ import time
 from typing import Any
 
 import numpy as np
-import torch
 
-from rl_platform.envs.duel.arena import run_matches
+from rl_platform.evaluation.arena_games import arena_episodes, arena_plays
 from rl_platform.evaluation.envs import EnvTarget, probe_env
 from rl_platform.evaluation.eval import (
     DEFAULT_OPPONENTS,
@@ -23,7 +22,6 @@ from rl_platform.evaluation.eval import (
     seat_plan,
 )
 from rl_platform.evaluation.summary import summarize
-from rl_platform.league_tools.arena_round_robin import ArenaSeat, arena_plays
 from rl_platform.metric_keys import EVAL_PREFIX
 from rl_platform.module_ids import TRAINED_MODULE_IDS
 from rl_platform.policies import EnvContext, Policy, learned_policy, load_policy
@@ -114,37 +112,17 @@ class PeriodicEvaluation:
         """(win rate, return mean) of `policy`; the duel plays in its vectorized arena (all
         games at once, one batched forward per step), other games through the rollout."""
         if arena_plays(self.target) and self.settings.max_steps is None:
-            return self._duel_arena(policy, opponent)
-        summary = summarize(self._play(policy, opponent), POLICY_KEY)
-        return float(summary.get("win_rate", 0.0)), float(summary["return_mean"])
-
-    def _duel_arena(self, policy: Policy, opponent: Policy) -> tuple[float, float]:
-        first = {"first": self.settings.episodes, "second": 0}.get(
-            self.settings.seat, (self.settings.episodes + 1) // 2
-        )
-        counts = {0: first, 1: self.settings.episodes - first}  # games with the policy in seat
-        wins, returns, games = 0, 0.0, 0
-        for seat, count in counts.items():
-            if count == 0:
-                continue
-            seats = [ArenaSeat(policy, seating=seat), ArenaSeat(opponent, seating=seat)]
-            if seat == 1:
-                seats.reverse()
-            torch.manual_seed(self.settings.seed + seat)  # sampled mode draws with torch
-            match = run_matches(
-                *seats, num_games=count, seed=self.settings.seed + seat, **self._core_kwargs()
+            records = arena_episodes(
+                {POLICY_KEY: policy, OPPONENT_KEY: opponent},
+                episodes=self.settings.episodes,
+                seat=self.settings.seat,
+                seed=self.settings.seed,
+                env_kwargs=self.spec.env.kwargs,
             )
-            for arena_seat in seats:
-                arena_seat.leave()
-            wins += match.wins_a if seat == 0 else match.wins_b
-            own_return = match.mean_return_a if seat == 0 else match.mean_return_b
-            returns += own_return * count
-            games += count
-        return wins / games, returns / games
-
-    def _core_kwargs(self) -> dict[str, Any]:
-        """The spec's duel settings that shape games (the arena seeds games itself)."""
-        return {k: v for k, v in self.spec.env.kwargs.items() if k not in ("seed", "render_mode")}
+        else:
+            records = self._play(policy, opponent)
+        summary = summarize(records, POLICY_KEY)
+        return float(summary.get("win_rate", 0.0)), float(summary["return_mean"])
 
     def _play(self, policy: Policy, opponent: Policy | None) -> list[Any]:
         agents = self.shape.agent_ids

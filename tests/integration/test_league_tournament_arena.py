@@ -10,8 +10,8 @@ from rl_platform import load_spec
 from rl_platform.envs.duel import NUM_ACTIONS, DuelCore
 from rl_platform.envs.duel.arena import run_matches
 from rl_platform.envs.duel.scripted import act_constant
+from rl_platform.evaluation.arena_games import ArenaSeat
 from rl_platform.evaluation.envs import EnvTarget, probe_env
-from rl_platform.league_tools.arena_round_robin import ArenaSeat
 from rl_platform.policies import EnvContext, learned_policy
 from rl_platform.policies.module_policy import ModulePolicy
 from rl_platform.teachers import DUEL_ENV

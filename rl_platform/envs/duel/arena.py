@@ -34,15 +34,32 @@ class MatchResult:
         return self.wins_a / self.games
 
 
-def run_matches(
+@dataclass(frozen=True)
+class GameLog:
+    """Per-game results of one batch of games, row i = game i."""
+
+    winner: np.ndarray
+    """(N,) 0 or 1 the winning player, `DRAW` a draw."""
+    length: np.ndarray
+    """(N,) frames played."""
+    returns: np.ndarray
+    """(N, 2) each player's episode return (the env's weighted reward)."""
+    components: dict[str, np.ndarray]
+    """Unweighted reward components summed over each game, each (N, 2)."""
+    timed_out: np.ndarray
+    """(N,) the game ended on the clock rather than by a player's last knockout."""
+
+
+def play_games(
     agent_a: ActFn, agent_b: ActFn, *, num_games: int, seed: int = 0, **core_kwargs: Any
-) -> MatchResult:
+) -> GameLog:
     """Play `num_games` games to completion with `agent_a` as player 0 and `agent_b` as 1."""
     core = DuelCore(num_games, seed=seed, **core_kwargs)
     rng = np.random.default_rng(seed + 1)
     obs = core.reset()
     lengths = np.zeros(num_games, np.int64)
     returns = np.zeros((num_games, 2), np.float64)
+    components: dict[str, np.ndarray] = {}
     timed_out = np.zeros(num_games, bool)
     while not core.state.done.all():
         actions = np.stack([agent_a(obs[:, 0], rng), agent_b(obs[:, 1], rng)], axis=1)
@@ -51,14 +68,30 @@ def run_matches(
         obs = result.obs
         lengths += running
         returns += np.where(running[:, None], result.rewards, 0.0)
+        for name, values in result.components.items():
+            total = components.setdefault(name, np.zeros((num_games, 2), np.float64))
+            total += np.where(running[:, None], values, 0.0)
         timed_out |= result.timed_out & running
-    winners = core.state.winner
+    return GameLog(
+        winner=core.state.winner.copy(),
+        length=lengths,
+        returns=returns,
+        components=components,
+        timed_out=timed_out,
+    )
+
+
+def run_matches(
+    agent_a: ActFn, agent_b: ActFn, *, num_games: int, seed: int = 0, **core_kwargs: Any
+) -> MatchResult:
+    """Play `num_games` games to completion with `agent_a` as player 0 and `agent_b` as 1."""
+    log = play_games(agent_a, agent_b, num_games=num_games, seed=seed, **core_kwargs)
     return MatchResult(
-        wins_a=int((winners == 0).sum()),
-        wins_b=int((winners == 1).sum()),
-        draws=int((winners == DRAW).sum()),
-        mean_length=float(lengths.mean()),
-        mean_return_a=float(returns[:, 0].mean()),
-        mean_return_b=float(returns[:, 1].mean()),
-        timed_out=int(timed_out.sum()),
+        wins_a=int((log.winner == 0).sum()),
+        wins_b=int((log.winner == 1).sum()),
+        draws=int((log.winner == DRAW).sum()),
+        mean_length=float(log.length.mean()),
+        mean_return_a=float(log.returns[:, 0].mean()),
+        mean_return_b=float(log.returns[:, 1].mean()),
+        timed_out=int(log.timed_out.sum()),
     )
