@@ -7,16 +7,16 @@ POLICY_A and POLICY_B are policy URIs (`checkpoint://RUN[/best]`, `scripted://du
 ...). Half of the games seat A first, half second (each half from its own seed), every game to
 its end under the duel's defaults plus `zone_closes_at=Z` when given (docs/duel.md, "The closing
 zone"). Prints A's wins, draws and losses and the share of games that ended on the clock; the
-numbers in docs/league.md ("The reference mix, learned") come from here.
+numbers in docs/league.md ("The reference mix, learned") come from here. The games are
+`rlp eval`'s arena games (`rl_platform/evaluation/arena_games.py`): under the same game settings
+`rlp eval A --opponent B --seat alternate -n 200` reports the same numbers as rates.
 """
 
 import argparse
 
-import torch
-
-from rl_platform.envs.duel.arena import run_matches
 from rl_platform.envs.duel.pettingzoo_env import action_space, observation_space
-from rl_platform.evaluation.arena_games import ArenaSeat
+from rl_platform.evaluation.arena_games import arena_episodes
+from rl_platform.evaluation.summary import summarize
 from rl_platform.policies.loading import EnvContext, load_policy
 from rl_platform.teachers import DUEL_ENV
 
@@ -32,28 +32,21 @@ def main() -> None:
     parser.add_argument("--zone", type=float, default=None, help="zone_closes_at (default: off)")
     parser.add_argument("--sample", action="store_true", help="sampled instead of greedy actions")
     args = parser.parse_args()
-    torch.manual_seed(args.seed)
     env = EnvContext(DUEL_ENV, observation_space(), action_space())
     a, b = (load_policy(uri, env=env, sample=args.sample) for uri in (args.policy_a, args.policy_b))
-    kwargs = {} if args.zone is None else {"zone_closes_at": args.zone}
-    half = args.games // 2
-    first = run_matches(
-        ArenaSeat(a, seating=0), ArenaSeat(b, seating=1), num_games=half, seed=args.seed, **kwargs
+    settings = {} if args.zone is None else {"zone_closes_at": args.zone}
+    records = arena_episodes(
+        {"a": a, "b": b}, episodes=args.games, seat="alternate", seed=args.seed, env_kwargs=settings
     )
-    second = run_matches(
-        ArenaSeat(b, seating=2),
-        ArenaSeat(a, seating=3),
-        num_games=args.games - half,
-        seed=args.seed + 1,
-        **kwargs,
+    summary = summarize(records, "a")
+    wins, draws, losses = (
+        round(summary[f"{o}_rate"] * args.games) for o in ("win", "draw", "loss")
     )
-    wins, losses = first.wins_a + second.wins_b, first.wins_b + second.wins_a
-    draws, timed_out = first.draws + second.draws, first.timed_out + second.timed_out
-    length = (first.mean_length * half + second.mean_length * (args.games - half)) / args.games
     print(
         f"A wins {wins}, draws {draws}, losses {losses} of {args.games} "
         f"(A's score {(wins + draws / 2) / args.games:.3f}); "
-        f"on the clock {timed_out / args.games:.2f}, mean length {length:.0f} frames"
+        f"on the clock {summary['timed_out_rate']:.2f}, "
+        f"mean length {summary['length_mean']:.0f} frames"
     )
 
 

@@ -105,6 +105,7 @@ def _records(log: GameLog, keys: tuple[str, str], indices: range) -> list[Episod
                     a: {name: float(v[game, p]) for name, v in log.components.items()}
                     for p, a in enumerate(AGENT_IDS)
                 },
+                ended_by="time" if log.timed_out[game] else "knockout",
             )
         )
     return records

@@ -28,6 +28,8 @@ class EpisodeRecord:
     outcomes: dict[str, str | None] = field(default_factory=dict)
     components: dict[str, dict[str, float]] = field(default_factory=dict)
     truncated_by_limit: bool = False
+    ended_by: str | None = None
+    """How the game ended where the env says (the duel's `info["ended_by"]`: time, knockout)."""
 
 
 @dataclass
@@ -163,6 +165,7 @@ class Rollout:
         record.outcomes = outcomes_of(
             record.returns, slot.last_infos, cut=record.truncated_by_limit
         )
+        record.ended_by = _ended_by(slot.last_infos)
         for policy in self.policies.values():
             policy.forget([(slot.number, agent) for agent in slot.env.agent_ids])
         if self.hooks.on_episode is not None:
@@ -172,6 +175,13 @@ class Rollout:
     def _frame(self, slot: _Slot) -> None:
         if self.hooks.on_frame is not None and slot.number == 0:
             self.hooks.on_frame(slot.env, slot.record)
+
+
+def _ended_by(infos: Mapping[str, Any]) -> str | None:
+    for info in infos.values():
+        if isinstance(info, Mapping) and isinstance(info.get("ended_by"), str):
+            return info["ended_by"]
+    return None
 
 
 def _add_components(record: EpisodeRecord, agent: str, info: Any) -> None:

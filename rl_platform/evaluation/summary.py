@@ -37,6 +37,9 @@ def summarize(records: Sequence[EpisodeRecord], key: str) -> dict[str, Any]:
     if decided:
         for name in ("win", "draw", "loss"):
             out[f"{name}_rate"] = decided.count(name) / len(decided)
+    endings = [r.ended_by for r, _ in seats if r.ended_by is not None]
+    if endings:  # envs that say how games end (the duel): the share decided on the clock
+        out["timed_out_rate"] = endings.count("time") / len(endings)
     out["reward_components"] = _component_means(seats)
     limited = sum(r.truncated_by_limit for r, _ in seats)
     if limited:

@@ -44,6 +44,20 @@ def test_alternating_records_are_numbered_and_seated_like_the_rollout() -> None:
         assert record.returns[policy_agent] > record.returns[opponent_agent]
     summary = summarize(records, POLICY_KEY)
     assert summary["seats"] == 5 and summary["win_rate"] == 1.0
+    assert {r.ended_by for r in records} == {"knockout"} and summary["timed_out_rate"] == 0.0
+
+
+def test_games_nobody_finishes_end_on_the_clock() -> None:
+    records = arena_episodes(
+        _policies("constant", "constant"),
+        episodes=4,
+        seat="alternate",
+        seed=0,
+        env_kwargs={"max_steps": 50},
+    )
+    summary = summarize(records, POLICY_KEY)
+    assert summary["timed_out_rate"] == 1.0 and summary["draw_rate"] == 1.0
+    assert summary["length_max"] == 50
 
 
 def test_a_mirror_match_splits_evenly_between_the_seats() -> None:
@@ -74,3 +88,12 @@ def test_rlp_eval_plays_the_duel_in_the_arena_unless_cut_by_max_steps() -> None:
         max_steps=5,
     )
     assert cut["cut_by_max_steps"] == 2 and "win_rate" not in cut  # the rollout's path
+    assert "timed_out_rate" not in cut  # a cut game did not end at all
+    rollout = evaluate(
+        policy="scripted://duel/based",
+        opponent="scripted://duel/constant",
+        env="duel",
+        episodes=2,
+        max_steps=5000,  # never reached: the rollout plays the games to their end
+    )
+    assert rollout["win_rate"] == 1.0 and rollout["timed_out_rate"] == 0.0
