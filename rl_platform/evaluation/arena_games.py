@@ -56,7 +56,7 @@ class ArenaSeat:
 
 def games_per_seat(episodes: int, seat: str) -> tuple[int, int]:
     """Games with the evaluated policy as player 0 and as player 1 (`seat`: first, second,
-    alternate; alternating gives player 0 the odd game)."""
+    alternate; alternating gives player 0 the extra game of an odd count)."""
     first = {"first": episodes, "second": 0}.get(seat, (episodes + 1) // 2)
     return first, episodes - first
 

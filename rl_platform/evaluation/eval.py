@@ -69,8 +69,8 @@ def evaluate(
         records = arena_episodes(
             policies, episodes=episodes, seat=seat, seed=seed, env_kwargs=target.kwargs
         )
-        for record in records:
-            if on_episode is not None:
+        if on_episode is not None:
+            for record in records:
                 on_episode(record)
     else:
         records = play_episodes(
