@@ -26,10 +26,11 @@ from rl_platform.teachers import DUEL_ENV
 _NOT_GAME_SETTINGS = ("seed", "render_mode")
 
 
-def arena_plays(target: EnvTarget) -> bool:
+def arena_plays(target: EnvTarget, *, max_steps: int | None = None) -> bool:
     """The vectorized arena plays the duel on raw observations, to the game's own end: a run
-    trained with wrappers, or games cut by a step limit, take the per-episode rollout."""
-    return target.env_id == DUEL_ENV and not target.wrappers
+    trained with wrappers, or games cut by a step limit (`max_steps`), take the per-episode
+    rollout."""
+    return target.env_id == DUEL_ENV and not target.wrappers and max_steps is None
 
 
 def game_settings(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:

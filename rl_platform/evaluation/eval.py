@@ -64,7 +64,7 @@ def evaluate(
     if OPPONENT_KEY not in policies and seat != "first":
         raise UserError(f"--seat {seat} applies to two-player envs; {target.env_id} is not one")
     started = time.monotonic()
-    if OPPONENT_KEY in policies and arena_plays(target) and max_steps is None:
+    if OPPONENT_KEY in policies and arena_plays(target, max_steps=max_steps):
         # The duel to its own end: every game of a seat at once in the vectorized arena.
         records = arena_episodes(
             policies, episodes=episodes, seat=seat, seed=seed, env_kwargs=target.kwargs

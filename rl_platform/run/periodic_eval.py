@@ -111,7 +111,7 @@ class PeriodicEvaluation:
     def _match(self, policy: Policy, opponent: Policy) -> tuple[float, float]:
         """(win rate, return mean) of `policy`; the duel plays in its vectorized arena (all
         games at once, one batched forward per step), other games through the rollout."""
-        if arena_plays(self.target) and self.settings.max_steps is None:
+        if arena_plays(self.target, max_steps=self.settings.max_steps):
             records = arena_episodes(
                 {POLICY_KEY: policy, OPPONENT_KEY: opponent},
                 episodes=self.settings.episodes,
