@@ -31,13 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 from spread import add_seed_options, ratio_line, seeds_to_run
 
 from rl_platform import train
-from rl_platform.envs.duel.arena import run_matches
-from rl_platform.evaluation.arena_games import ArenaSeat
+from rl_platform.evaluation.arena_games import arena_episodes
 from rl_platform.evaluation.envs import EnvTarget, probe_env
+from rl_platform.evaluation.summary import summarize
 from rl_platform.policies import EnvContext, learned_policy, load_policy
 from rl_platform.policies.module_policy import ModulePolicy
 from rl_platform.policies.rebuild import build_module, history_converter
@@ -132,17 +131,15 @@ def trained_policy(spec: ExperimentSpec, run_dir: Path, *, sample: bool, blind: 
 
 
 def win_rate(policy: Any, opponent: Any, *, games: int, seed: int) -> float:
-    wins = 0
-    for seat, count in ((0, (games + 1) // 2), (1, games // 2)):
-        seats = [ArenaSeat(policy, seating=seat), ArenaSeat(opponent, seating=seat)]
-        if seat == 1:
-            seats.reverse()
-        torch.manual_seed(seed + seat)
-        match = run_matches(*seats, num_games=count, seed=seed + seat)
-        for arena_seat in seats:
-            arena_seat.leave()
-        wins += match.wins_a if seat == 0 else match.wins_b
-    return wins / games
+    """Seats alternating, in the duel's arena (as `rlp eval --seat alternate` plays it)."""
+    records = arena_episodes(
+        {"policy": policy, "opponent": opponent},
+        episodes=games,
+        seat="alternate",
+        seed=seed,
+        env_kwargs={},
+    )
+    return float(summarize(records, "policy")["win_rate"])
 
 
 def evaluate(spec: ExperimentSpec, run_dir: Path, *, games: int, blind: bool) -> dict:
