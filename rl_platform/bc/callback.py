@@ -9,6 +9,10 @@ every learner (`learner_group.foreach_learner`)
 * after a resume (`restore_parts`, called by the train loop once the algorithm state, and with
   it the env step count, is restored), so a resumed run continues in the exact phase.
 
+A teacher from the run itself (`checkpoint://{run}/best`) is resolved to the checkpoint it names
+when its phase starts and kept so (`rl_platform.bc.run_teacher`); the pins go into every
+checkpoint (part `bc`).
+
 Each iteration's result gets `curriculum/phase`, `bc/coef`, `bc/teacher_led`, `bc/student_led`
 (the settings that iteration sampled and trained with) in its env-runner section, which the
 train loop passes through.
@@ -19,6 +23,7 @@ per slice, `bc/return_mean/<mode>`, `bc/win_rate/<mode>`, and over the student's
 """
 
 import functools
+from pathlib import Path
 from typing import Any, ClassVar
 
 from loguru import logger
@@ -27,12 +32,14 @@ from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
 from rl_platform.bc.labeler import find_labelers
+from rl_platform.bc.run_teacher import RunTeachers
 from rl_platform.bc.schedule import BCSettings, settings_at
 from rl_platform.bc.slicing import BC_MODE, BCMode
 from rl_platform.bc.spec import BCSpec
 from rl_platform.module_ids import MAIN_MODULE_ID
 
 WINDOW = 100
+CHECKPOINT_PART = "bc"
 OUTCOME_SCORES = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 
 
@@ -76,10 +83,12 @@ class BCCallback(RLlibCallback):
 
     bc_spec: ClassVar[BCSpec | None] = None
     module_id: ClassVar[str] = MAIN_MODULE_ID
+    run_dir: ClassVar[Path | None] = None
 
     def __init__(self) -> None:
         super().__init__()
         self.settings: BCSettings | None = None  # driver only
+        self.run_teachers = RunTeachers(self.run_dir)  # driver only
 
     # ----- driver ----------------------------------------------------------------------------
     def push(
@@ -87,6 +96,10 @@ class BCCallback(RLlibCallback):
     ) -> BCSettings:
         assert self.bc_spec is not None, "BCCallback needs a bound bc_spec"
         settings = settings_at(self.bc_spec, env_steps)
+        last_phase = len(self.bc_spec.effective_phases()) - 1
+        settings = self.run_teachers.resolve(
+            settings, teacher_phase=min(settings.phase, last_phase)
+        )
         if self.settings is not None and settings.phase != self.settings.phase:
             logger.info("bc: curriculum phase {} at {} env steps", settings.phase, env_steps)
         self.settings = settings
@@ -121,10 +134,12 @@ class BCCallback(RLlibCallback):
 
     # ----- train loop participant (rl_platform.run.loop) -------------------------------------
     def checkpoint_parts(self) -> dict[str, Any]:
-        """Nothing to store: the settings are a function of the restored env steps."""
-        return {}
+        """The settings are a function of the restored env steps; only the pinned teachers of
+        `checkpoint://{run}` phases are state."""
+        return {CHECKPOINT_PART: {"teacher_pins": self.run_teachers.state()}}
 
     def restore_parts(self, parts: dict[str, Any], *, algorithm: Any) -> None:
+        self.run_teachers.restore(dict(parts.get(CHECKPOINT_PART, {}).get("teacher_pins", {})))
         self.push(algorithm, env_steps=lifetime_env_steps(algorithm))
 
     # ----- env runners -----------------------------------------------------------------------

@@ -10,6 +10,7 @@
 A no-op for specs that use none of these.
 """
 
+from pathlib import Path
 from typing import Any
 
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
@@ -18,6 +19,7 @@ from rl_platform.bc.callback import BCCallback
 from rl_platform.bc.init_from import InitFromCallback
 from rl_platform.bc.offline import offline_bc_config
 from rl_platform.bc.schedule import settings_at
+from rl_platform.bc.spec import THIS_RUN, uses_this_run
 from rl_platform.connectors.teacher_actions import TeacherLedActions
 from rl_platform.connectors.teacher_labels import TeacherLabels
 from rl_platform.envs.env_info import is_multi_agent
@@ -57,18 +59,22 @@ class ModuleToEnvWithTeacher:
         return [*_as_list(inner), TeacherLedActions(**self.actions_kwargs)]
 
 
-def check_teachers(spec: ExperimentSpec) -> None:
-    """Fail fast on teachers that cannot play this env (scripted) or do not exist (paths)."""
-    from pathlib import Path
-
+def check_teachers(spec: ExperimentSpec, *, run_dir: Path | None) -> None:
+    """Fail fast on teachers that cannot play this env (scripted), do not exist (paths) or
+    cannot exist yet (this run's checkpoints)."""
     from rl_platform.policies.uri import PolicyKind, parse_policy_uri
     from rl_platform.teachers import get_scripted
 
     assert spec.bc is not None
     for index, phase in enumerate(spec.bc.effective_phases()):
+        if phase.teacher is None:
+            continue
         uri = parse_policy_uri(phase.teacher)
         where = f"bc teacher {phase.teacher!r} (phase {index})"
-        if uri.kind == PolicyKind.SCRIPTED:
+        if uses_this_run(phase.teacher):
+            if run_dir is None:
+                raise UserError(f"{where}: checkpoint://{THIS_RUN} needs a run folder (rlp train)")
+        elif uri.kind == PolicyKind.SCRIPTED:
             entry = get_scripted(str(uri.env), str(uri.name))
             if entry.env_id != spec.env.id:
                 raise UserError(f"{where} plays {entry.env_id}, not {spec.env.id}")
@@ -76,11 +82,13 @@ def check_teachers(spec: ExperimentSpec) -> None:
             raise UserError(f"{where}: {uri.path} does not exist")
 
 
-def _bc_online(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
+def _bc_online(
+    config: AlgorithmConfig, spec: ExperimentSpec, *, run_dir: Path | None
+) -> AlgorithmConfig:
     assert spec.bc is not None
     if spec.algo != "PPO":
         raise UserError(f"bc: needs algo PPO (got {spec.algo}); for offline BC use algo: BC")
-    check_teachers(spec)
+    check_teachers(spec, run_dir=run_dir)
     multi_agent = is_multi_agent(spec.env.id, spec.env.kwargs)
     modules = [spec.bc.module] if multi_agent else []
     labels_kwargs = {
@@ -101,18 +109,22 @@ def _bc_online(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig
     )
     config = config.learners(learner_config_dict={LEARNER_CONFIG_KEY: spec.bc.model_dump()})
     bound = type(
-        "BoundBCCallback", (BCCallback,), {"bc_spec": spec.bc, "module_id": spec.bc.module}
+        "BoundBCCallback",
+        (BCCallback,),
+        {"bc_spec": spec.bc, "module_id": spec.bc.module, "run_dir": run_dir},
     )
     return with_callback(config, bound)
 
 
-def bc_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
-    """See the module docstring."""
+def bc_extension(
+    config: AlgorithmConfig, spec: ExperimentSpec, *, run_dir: Path | None = None
+) -> AlgorithmConfig:
+    """See the module docstring; `run_dir` is where `checkpoint://{run}` teachers come from."""
     if spec.algo == "BC":
         config = offline_bc_config(config, spec)
     if spec.init_from is not None:
         bound = type("BoundInitFromCallback", (InitFromCallback,), {"source": spec.init_from})
         config = with_callback(config, bound)
     if spec.bc is not None:
-        config = _bc_online(config, spec)
+        config = _bc_online(config, spec, run_dir=run_dir)
     return config

@@ -22,8 +22,8 @@ class BCSettings:
 
     phase: int
     """Index into the phases; `len(phases)` once the curriculum is over."""
-    teacher: str
-    """Policy URI of the teacher (labels every step)."""
+    teacher: str | None
+    """Policy URI of the teacher (labels every step); None: no teacher, plain PPO."""
     teacher_led: float
     """Fraction of envs acting with the teacher."""
     student_led: float
@@ -65,6 +65,8 @@ def settings_at(spec: BCSpec, env_steps: int) -> BCSettings:
     if index == len(phases):
         return BCSettings(index, phases[-1].teacher, 0.0, 0.0, 0.0, into)
     phase = phases[index]
+    if phase.teacher is None:
+        return BCSettings(index, None, 0.0, 0.0, 0.0, into)
     rule = phase.schedule
     return BCSettings(
         phase=index,

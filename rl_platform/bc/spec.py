@@ -12,6 +12,9 @@ here would be circular (the league spec does the same).
       schedule: {kind: linear, until_env_steps: 2000000, coef: 0.0, teacher_led: 0.0}
 
 or a curriculum, `phases: [{teacher, teacher_led, student_led, coef, schedule, env_steps}]`.
+A phase without a teacher is plain PPO (e.g. a first stretch before the teacher exists), and
+`checkpoint://{run}/best` names a checkpoint of the run itself, taken when its phase starts
+(`rl_platform.bc.run_teacher`).
 `replay: {capacity, updates_per_minibatch}` adds BC-only gradient steps on the labels gathered
 so far (`rl_platform.bc.label_replay`).
 """
@@ -29,17 +32,30 @@ _CONFIG = ConfigDict(
     frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False
 )
 PHASE_FIELDS = ("teacher", "teacher_led", "student_led", "coef", "schedule")
+THIS_RUN = "{run}"
+"""Stands for the run's own folder in a teacher URI: `checkpoint://{run}/best`."""
+_TEACHING_FIELDS = ("teacher_led", "student_led", "coef", "schedule")
 
 
 def _check_teacher(uri: str) -> str:
     from rl_platform.errors import UserError
-    from rl_platform.policies.uri import parse_policy_uri
+    from rl_platform.policies.uri import PolicyKind, parse_policy_uri
 
     try:
-        parse_policy_uri(uri)
+        parsed = parse_policy_uri(uri)
     except UserError as err:  # pydantic reports only ValueError nicely
         raise ValueError(str(err)) from None
+    if THIS_RUN in uri and (parsed.kind != PolicyKind.CHECKPOINT or parsed.path != THIS_RUN):
+        raise ValueError(
+            f"{THIS_RUN} stands for this run's folder and goes right after checkpoint://, "
+            f"e.g. checkpoint://{THIS_RUN}/best (got {uri!r})"
+        )
     return uri
+
+
+def uses_this_run(uri: str | None) -> bool:
+    """Whether a teacher URI names a checkpoint of the run being trained."""
+    return uri is not None and THIS_RUN in uri
 
 
 class BCSchedule(BaseModel):
@@ -83,8 +99,10 @@ class BCPhase(BaseModel):
 
     model_config = _CONFIG
 
-    teacher: str
-    """Policy URI of the teacher: scripted://ENV/NAME, checkpoint://RUN_DIR, league://RUN/ID."""
+    teacher: str | None = None
+    """Policy URI of the teacher: scripted://ENV/NAME, checkpoint://RUN_DIR, league://RUN/ID,
+    checkpoint://{run}/best (this run's best checkpoint when the phase starts); None: plain PPO
+    for the phase (leave `teacher_led`, `student_led`, `coef`, `schedule` out)."""
     teacher_led: Fraction = 0.5
     """Fraction of each env runner's envs (the first ones) that act with the teacher."""
     student_led: Fraction = 0.5
@@ -98,11 +116,20 @@ class BCPhase(BaseModel):
 
     @field_validator("teacher")
     @classmethod
-    def _valid_teacher(cls, uri: str) -> str:
-        return _check_teacher(uri)
+    def _valid_teacher(cls, uri: str | None) -> str | None:
+        return None if uri is None else _check_teacher(uri)
 
     @model_validator(mode="after")
     def _fractions_fit(self) -> "BCPhase":
+        if self.teacher is None:
+            # Compared with the defaults (not `model_fields_set`) so that a dump round-trips.
+            fields = type(self).model_fields
+            teaching = [n for n in _TEACHING_FIELDS if getattr(self, n) != fields[n].default]
+            if teaching:
+                raise ValueError(
+                    f"a phase without a teacher is plain PPO; {teaching} need a `teacher`"
+                )
+            return self
         end_teacher = _or(self.schedule.teacher_led, self.teacher_led)
         end_student = _or(self.schedule.student_led, self.student_led)
         for when, teacher, student in (
@@ -161,6 +188,17 @@ class BCSpec(BaseModel):
                 raise ValueError(f"phases[{index}] needs env_steps (only the last may omit it)")
         return self
 
+    def check_this_run_teachers(self, *, first_evaluation: int | None) -> None:
+        """A teacher from the run's own checkpoints (`checkpoint://{run}/...`) needs its phase
+        to start after one exists: not at env step 0, and for `best` not before the first
+        evaluation (`first_evaluation`: evaluation.every_env_steps; None: no evaluation)."""
+        starts_at = 0
+        for index, phase in enumerate(self.effective_phases()):
+            where = f"bc.phases[{index}].teacher {phase.teacher!r}" if self.phases else "bc.teacher"
+            if uses_this_run(phase.teacher):
+                _check_phase_start(where, phase, starts_at, first_evaluation)
+            starts_at += phase.env_steps or 0
+
     def single_phase(self) -> BCPhase:
         return BCPhase(
             teacher=str(self.teacher),
@@ -173,6 +211,26 @@ class BCSpec(BaseModel):
     def effective_phases(self) -> list[BCPhase]:
         """The phases to run: `phases`, or the flat fields as one unbounded phase."""
         return list(self.phases) if self.phases else [self.single_phase()]
+
+
+def _check_phase_start(
+    where: str, phase: BCPhase, starts_at: int, first_evaluation: int | None
+) -> None:
+    if starts_at == 0:
+        raise ValueError(
+            f"{where}: the run has no checkpoint at env step 0; put a phase without a teacher "
+            "before it, e.g. `{env_steps: 1000000}` (plain PPO)"
+        )
+    from rl_platform.policies.uri import parse_policy_uri
+
+    if parse_policy_uri(str(phase.teacher)).checkpoint == "best":
+        if first_evaluation is None:
+            raise ValueError(f"{where}: `best` is kept by runs with an `evaluation:` block")
+        if starts_at < first_evaluation:
+            raise ValueError(
+                f"{where}: the phase starts at {starts_at:,} env steps, before the first "
+                f"evaluation (evaluation.every_env_steps = {first_evaluation:,}) marks a `best`"
+            )
 
 
 def _or(value: float | None, default: float) -> float:

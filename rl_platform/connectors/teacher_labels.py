@@ -113,6 +113,9 @@ class TeacherLabels(ConnectorV2):
         rows = list(self._rows(episodes)) if explore and shared_data is not None else []
         if not rows:
             return batch
+        if self.settings.teacher is None:  # a phase without a teacher: every step plain PPO
+            shared_data[LABELS_KEY] = {}
+            return batch
         keys = [key for key, _, _ in rows]
         actions = self.teacher().act(
             self.settings.teacher,

@@ -31,7 +31,7 @@ def training_extensions(spec: ExperimentSpec, *, run_dir: Path | None) -> list[C
         if run_dir is None:
             raise ValueError("a league run needs a run folder for its pool")
         extensions.append(functools.partial(league_extension, run_dir=run_dir))
-    return [*extensions, bc_extension]
+    return [*extensions, functools.partial(bc_extension, run_dir=run_dir)]
 
 
 def build_algorithm(

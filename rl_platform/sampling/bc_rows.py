@@ -63,11 +63,15 @@ class BCRows:
         uids: np.ndarray,
     ) -> None:
         """Write the BC columns of these rows; teacher-led rows take the teacher's action."""
-        keys = [(int(uids[g]), int(p)) for g, p in zip(games, seats, strict=True)]
-        teacher = self.piece.teacher().act(
-            self.piece.settings.teacher, obs, keys=keys, live_episodes=set(uids.tolist())
-        )
         modes = self.modes(games)
+        uri = self.piece.settings.teacher
+        if uri is None:  # a phase without a teacher: plain PPO rows, no labels
+            teacher = np.full(len(games), -1, np.int64)
+        else:
+            keys = [(int(uids[g]), int(p)) for g, p in zip(games, seats, strict=True)]
+            teacher = self.piece.teacher().act(
+                uri, obs, keys=keys, live_episodes=set(uids.tolist())
+            )
         led = modes == BCMode.TEACHER_LED
         if led.any():
             output.actions = np.where(led, teacher, output.actions)

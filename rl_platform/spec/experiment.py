@@ -133,6 +133,13 @@ class ExperimentSpec(SpecModel):
         return self
 
     @model_validator(mode="after")
+    def _run_teachers_exist(self) -> "ExperimentSpec":
+        if self.bc is not None:
+            every = self.evaluation.every_env_steps if self.evaluation is not None else None
+            self.bc.check_this_run_teachers(first_evaluation=every)
+        return self
+
+    @model_validator(mode="after")
     def _evaluation_fits(self) -> "ExperimentSpec":
         if self.stop.eval and self.evaluation is None:
             raise ValueError(

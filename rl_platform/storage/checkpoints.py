@@ -22,7 +22,7 @@ from typing import Any
 from loguru import logger
 
 from rl_platform.errors import IntegrityError, UserError
-from rl_platform.storage.layout import BEST_FILE, CHECKPOINTS_DIR, LATEST_FILE
+from rl_platform.storage.layout import BEST_FILE, CHECKPOINTS_DIR, LATEST_FILE, PINS_FILE
 from rl_platform.utils.atomic import atomic_directory, write_json_atomic, write_text_atomic
 from rl_platform.utils.state_codec import load_state_tree, save_state_tree, sha256_bytes
 
@@ -128,6 +128,19 @@ class CheckpointStore:
         record = self.best_record()
         return None if record is None else self.root / record["checkpoint"]
 
+    def pin(self, checkpoint: Path, *, reason: str) -> None:
+        """Keep `checkpoint` whatever retention says (e.g. the teacher a BC phase took from it)."""
+        pins = self.pins() | {checkpoint.name: reason}
+        write_json_atomic(self.root / PINS_FILE, pins)
+
+    def pins(self) -> dict[str, str]:
+        """`pins.json`: checkpoint name -> why it is kept; {} when absent or unreadable."""
+        try:
+            record = json.loads((self.root / PINS_FILE).read_text())
+        except (OSError, ValueError):
+            return {}
+        return {str(k): str(v) for k, v in record.items()} if isinstance(record, dict) else {}
+
     def latest_intact(self) -> "LoadedCheckpoint | None":
         """The newest checkpoint that verifies, trying `latest` first; None if there is none.
         Checkpoints that fail verification are skipped with a warning naming the reason."""
@@ -148,7 +161,7 @@ class CheckpointStore:
             stale.unlink(missing_ok=True)
         complete = self.complete_checkpoints()
         best = self.best()
-        kept = {keep} | ({best.name} if best is not None else set())
+        kept = {keep, *self.pins()} | ({best.name} if best is not None else set())
         for old in complete[: max(0, len(complete) - self.keep_last)]:
             if old.name not in kept:
                 shutil.rmtree(old, ignore_errors=True)

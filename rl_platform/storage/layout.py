@@ -7,7 +7,7 @@
   trial_metrics.json   the run's summary
   train.log            the run's log
   evaluation.jsonl     one row per evaluation during training (`evaluation:` specs)
-  checkpoints/         iter_NNNNNN/ folders, the `latest` pointer and `best.json`
+  checkpoints/         iter_NNNNNN/ folders, the `latest` pointer, `best.json` and `pins.json`
   league/              the league's pool (league runs)
   manifest.json        what `logging.storage` holds of the run (`rl_platform.storage.run_manifest`)
 ```
@@ -23,6 +23,8 @@ CHECKPOINTS_DIR = "checkpoints"
 LATEST_FILE = "latest"
 BEST_FILE = "best.json"
 """The best evaluated checkpoint: {"checkpoint": "iter_NNNNNN", "metric": key, "value": v}."""
+PINS_FILE = "pins.json"
+"""Checkpoints retention must keep besides `latest` and `best`: {"iter_NNNNNN": "why"}."""
 BEST_NAME = "best"
 """How a policy URI names that checkpoint: `checkpoint://RUN/best`."""
 EVALUATION_FILE = "evaluation.jsonl"

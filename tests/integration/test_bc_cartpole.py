@@ -157,3 +157,50 @@ def test_curriculum_moves_through_phases_and_resumes_in_its_phase(ray_local, tmp
         previous = int(line["env_steps"])
     assert [int(m["curriculum/phase"]) for m in lines][2] >= 1  # iteration 3 is after a resume
     assert {int(m["curriculum/phase"]) for m in lines} >= {0, 1}
+
+
+def test_a_phase_learns_from_this_runs_own_checkpoint(ray_local, tmp_path):
+    """Plain PPO first, then BC to the run's own checkpoint taken at the turn: pinned, kept by
+    retention, and the same teacher after a resume."""
+    from rl_platform.run.train import read_metrics
+    from rl_platform.spec import resolve_spec_data
+    from rl_platform.storage.checkpoints import CheckpointStore
+
+    phases = [
+        {"env_steps": 400},
+        {"teacher": "checkpoint://{run}/latest", "teacher_led": 0.0, "student_led": 1.0},
+    ]
+    overrides = [
+        "training.train_batch_size=200",
+        "training.minibatch_size=100",
+        "training.num_epochs=1",
+        "checkpoint.every_iterations=1",
+        "checkpoint.keep_last=1",
+        "stop.env_steps=null",
+    ]
+
+    def spec(iterations: int) -> ExperimentSpec:
+        data = resolve_spec_data(
+            EXPERIMENTS / "cartpole_bc.yaml",
+            overrides=[*overrides, f"stop.iterations={iterations}"],
+        )
+        return ExperimentSpec.model_validate({**data, "bc": {"phases": phases}})
+
+    first = train(spec(4), out_dir=tmp_path)
+    train(spec(6), resume=first.run_dir)
+    lines = read_metrics(first.run_dir)
+    phase_of = [int(m["curriculum/phase"]) for m in lines]
+    assert phase_of == [0, 0, 1, 1, 1, 1]
+    assert all(m.get("bc/labelled_steps", 0.0) == 0.0 for m in lines[:2])  # no teacher yet
+    for line in lines[2:]:  # labelled by an earlier self: the student stays close to it
+        assert line["bc/labelled_steps"] > 0 and line["bc/accuracy"] > 0.5, line
+    # Phase 1 starts after iteration 2 crosses 400 env steps, before iteration 2's checkpoint
+    # is written: `latest` is then iteration 1's.
+    store = CheckpointStore(first.run_dir / "checkpoints")
+    assert store.pins() == {"iter_000001": "bc phase 1 teacher"}
+    names = [p.name for p in store.complete_checkpoints()]
+    assert names == ["iter_000001", "iter_000006"]  # the pinned teacher outlives keep_last=1
+    log = (first.run_dir / "train.log").read_text()
+    assert log.count("bc: phase 1 learns from this run's iter_000001") == 1  # not re-pinned
+    teacher = f"bc: teacher checkpoint://{first.run_dir.resolve()}/iter_000001"
+    assert log.count(teacher) == 2  # the same teacher before and after the resume

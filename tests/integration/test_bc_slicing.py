@@ -142,3 +142,39 @@ def test_duel_main_is_cloned_and_the_scripted_opponent_untouched(ray_local, tmp_
                 np.testing.assert_array_equal(actions, labels)
     assert steps[BCMode.TEACHER_LED] == steps[BCMode.STUDENT_LED] == STEPS_PER_ENV
     assert steps[BCMode.PLAIN] == 0
+
+
+@pytest.mark.parametrize("runner", ["rllib", "vector"])
+def test_a_phase_without_teacher_leaves_every_step_plain(ray_local, tmp_path, runner):
+    from rl_platform.league.callback import league_extension
+
+    spec = ExperimentSpec.model_validate(
+        {
+            "name": "bc_no_teacher_duel",
+            "env": {
+                "id": "rlp/Duel-v0",
+                "envs_per_runner": 2,
+                "kwargs": {"max_steps": 200},
+                "runner": runner,
+            },
+            "model": {"hidden": [16]},
+            "training": {"train_batch_size": 200, "minibatch_size": 100, "num_epochs": 1},
+            "league": {"opponent_mix": {"based": 1.0}, "scripted": ["based"], "slots": 1},
+            "bc": {"phases": [{"env_steps": 10_000}, {"teacher": "scripted://duel/based"}]},
+        }
+    )
+    extension = functools.partial(league_extension, run_dir=tmp_path)
+    algo = build_algorithm_config(spec, extensions=[extension, bc_extension]).build_algo()
+    try:
+        episodes = algo.env_runner.sample(num_timesteps=2 * STEPS_PER_ENV, explore=True)
+    finally:
+        algo.stop()
+    main_steps = 0
+    for episode in episodes:
+        for module_id, sa_episode in module_episodes(episode):
+            if module_id != "main" or len(sa_episode) == 0:
+                continue
+            _, labels, modes = _columns(sa_episode)
+            assert set(modes.tolist()) == {BCMode.PLAIN} and set(labels.tolist()) == {-1}
+            main_steps += len(sa_episode)
+    assert main_steps == 2 * STEPS_PER_ENV

@@ -109,11 +109,24 @@ def test_modes_by_env_index():
         {"teacher_led": 0.5},
         {"coef": 2.0, **PHASES},
         {"phases": [{"teacher": TEACHER}, {"teacher": TEACHER}]},
+        {"phases": [{"env_steps": 100, "coef": 0.5}, {"teacher": TEACHER}]},  # no teacher
+        {"teacher": "checkpoint://runs/{run}/best"},  # {run} is the whole run folder
+        {"teacher": "league://{run}/main_v1"},
     ],
 )
 def test_invalid_specs_are_rejected(bad):
     with pytest.raises(ValidationError):
         BCSpec.model_validate(bad)
+
+
+def test_a_phase_without_teacher_is_plain_ppo():
+    spec = BCSpec.model_validate(
+        {"phases": [{"env_steps": 100}, {"teacher": "checkpoint://{run}/best", "coef": 0.1}]}
+    )
+    first, second = settings_at(spec, 50), settings_at(spec, 150)
+    assert (first.teacher, first.teacher_led, first.student_led, first.coef) == (None, 0, 0, 0)
+    assert (second.teacher, second.coef) == ("checkpoint://{run}/best", 0.1)
+    assert BCSpec.model_validate(spec.model_dump()) == spec  # the run folder's spec.yaml
 
 
 # ----- the driver callback pushes settings derived from env steps ----------------------------

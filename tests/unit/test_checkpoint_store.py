@@ -79,3 +79,13 @@ def test_stale_pointer_falls_back_to_newest_complete(tmp_path):
     store.save(iteration=1, parts={"algorithm": _tree(1)}, meta={})
     (tmp_path / "latest").write_text("iter_000009\n")
     assert store.latest().name == "iter_000001"
+
+
+def test_pinned_checkpoints_survive_retention(tmp_path):
+    store = CheckpointStore(tmp_path, keep_last=1)
+    first = store.save(iteration=1, parts={"algorithm": _tree(1)}, meta={})
+    store.pin(first, reason="bc phase 1 teacher")
+    for iteration in (2, 3):
+        store.save(iteration=iteration, parts={"algorithm": _tree(iteration)}, meta={})
+    assert [p.name for p in store.complete_checkpoints()] == ["iter_000001", "iter_000003"]
+    assert store.pins() == {"iter_000001": "bc phase 1 teacher"}

@@ -62,6 +62,19 @@ BAD_SPECS = {
         OK + "training: {lr_schedule: [[0, 3.0e-4]], auto_scale: true}\n",
         ["lr_schedule and auto_scale", "pick one"],
     ),
+    "run_teacher_at_step_0": (
+        OK + "bc: {teacher: 'checkpoint://{run}/latest'}\n",
+        ["bc.teacher", "no checkpoint at env step 0", "phase without a teacher"],
+    ),
+    "run_best_without_evaluation": (
+        OK + "bc: {phases: [{env_steps: 1000}, {teacher: 'checkpoint://{run}/best'}]}\n",
+        ["bc.phases[1].teacher", "evaluation:"],
+    ),
+    "run_best_before_first_evaluation": (
+        OK + "evaluation: {every_env_steps: 5000, episodes: 5}\n"
+        "bc: {phases: [{env_steps: 1000}, {teacher: 'checkpoint://{run}/best'}]}\n",
+        ["bc.phases[1].teacher", "starts at 1,000 env steps", "every_env_steps = 5,000"],
+    ),
     "empty_file": ("", ["empty"]),
     "not_yaml": ("name: [unclosed\n", ["not valid YAML", "line"]),
     "not_mapping": ("- a\n- b\n", ["mapping"]),

@@ -1,0 +1,67 @@
+"""`checkpoint://{run}/...` teachers: resolved to the run's checkpoint when their phase starts,
+pinned against retention, unchanged when `best` moves on, restored from a checkpoint's pins."""
+
+import numpy as np
+import pytest
+
+from rl_platform.bc.run_teacher import RunTeachers
+from rl_platform.bc.schedule import BCSettings
+from rl_platform.errors import UserError
+from rl_platform.storage.checkpoints import CheckpointStore
+from rl_platform.storage.layout import CHECKPOINTS_DIR
+
+
+def _settings(teacher: str | None, phase: int = 1) -> BCSettings:
+    return BCSettings(phase, teacher, 0.0, 1.0, 0.1, 0)
+
+
+def _save(store: CheckpointStore, iteration: int) -> None:
+    weights = {"w": np.full(2, iteration, np.float32)}
+    store.save(iteration=iteration, parts={"algorithm": weights}, meta={})
+
+
+@pytest.fixture
+def store(tmp_path) -> CheckpointStore:
+    return CheckpointStore(tmp_path / CHECKPOINTS_DIR, keep_last=1)
+
+
+def test_best_is_pinned_when_the_phase_starts_and_kept(tmp_path, store):
+    _save(store, 1)
+    store.mark_best(store.root / "iter_000001", metric="eval/greedy/win_rate/based", value=0.9)
+    _save(store, 2)
+    teachers = RunTeachers(tmp_path)
+    resolved = teachers.resolve(_settings("checkpoint://{run}/best?sample=true"), teacher_phase=1)
+    assert resolved.teacher == f"checkpoint://{tmp_path.resolve()}/iter_000001?sample=true"
+    assert resolved.coef == 0.1 and teachers.state() == {"1": "iter_000001"}
+
+    _save(store, 3)  # `best` moves on and retention runs: the pinned teacher stays
+    store.mark_best(store.root / "iter_000003", metric="eval/greedy/win_rate/based", value=0.95)
+    _save(store, 4)
+    assert (store.root / "iter_000001").is_dir()
+    again = teachers.resolve(_settings("checkpoint://{run}/best?sample=true"), teacher_phase=1)
+    assert again.teacher == resolved.teacher
+
+
+def test_other_teachers_pass_through(tmp_path):
+    teachers = RunTeachers(tmp_path)
+    for teacher in (None, "scripted://duel/based"):
+        assert teachers.resolve(_settings(teacher), teacher_phase=1) == _settings(teacher)
+    assert teachers.state() == {}
+
+
+def test_pins_are_restored_and_checked(tmp_path, store):
+    _save(store, 1)
+    _save(store, 2)
+    teachers = RunTeachers(tmp_path)
+    teachers.restore({"1": "iter_000002"})
+    resolved = teachers.resolve(_settings("checkpoint://{run}/latest"), teacher_phase=1)
+    assert resolved.teacher.endswith("/iter_000002")
+    with pytest.raises(UserError, match="iter_000001 is gone"):
+        RunTeachers(tmp_path).restore({"1": "iter_000001"})  # pruned: keep_last=1
+
+
+def test_no_checkpoint_yet_is_a_clear_error(tmp_path, store):
+    with pytest.raises(UserError, match="no checkpoint to take yet"):
+        RunTeachers(tmp_path).resolve(_settings("checkpoint://{run}/best"), teacher_phase=1)
+    with pytest.raises(UserError, match="needs a run folder"):
+        RunTeachers(None).resolve(_settings("checkpoint://{run}/best"), teacher_phase=1)
