@@ -96,9 +96,12 @@ class BCCallback(RLlibCallback):
     ) -> BCSettings:
         assert self.bc_spec is not None, "BCCallback needs a bound bc_spec"
         settings = settings_at(self.bc_spec, env_steps)
-        last_phase = len(self.bc_spec.effective_phases()) - 1
+        phases = self.bc_spec.effective_phases()
+        teacher_phase = min(settings.phase, len(phases) - 1)
         settings = self.run_teachers.resolve(
-            settings, teacher_phase=min(settings.phase, last_phase)
+            settings,
+            teacher_phase=teacher_phase,
+            retake_every=phases[teacher_phase].retake_every_env_steps,
         )
         if self.settings is not None and settings.phase != self.settings.phase:
             logger.info("bc: curriculum phase {} at {} env steps", settings.phase, env_steps)

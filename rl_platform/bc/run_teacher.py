@@ -6,10 +6,12 @@ run's own best evaluated checkpoint anchors the student to what it could already
 AlphaStar's KL to its supervised policy), in one run instead of two.
 
 `{run}` stands for the run folder; the checkpoint name after it (`best`, `latest`,
-`iter_NNNNNN`; none: `latest`) is resolved **once**, when the phase first runs, to the
-concrete `iter_NNNNNN` it names then. That checkpoint is pinned (`pins.json`: retention keeps
-it) and the pin is part of every later checkpoint, so a resumed run and recreated env runners
-get the same teacher even though `best` moves on. Driver side only, no Ray.
+`iter_NNNNNN`; none: `latest`) is resolved when the phase first runs (and again every
+`retake_every_env_steps` of the phase, if set: a "take") to the concrete `iter_NNNNNN` it
+names then. That checkpoint is pinned (`pins.json`: retention keeps it) and the pin is part of
+every later checkpoint, so a resumed run and recreated env runners get the same teacher even
+though `best` moves on. A phase whose checkpoint does not exist yet (it starts in the iteration
+of the run's first evaluation) trains plain PPO until it does. Driver side only, no Ray.
 """
 
 import dataclasses
@@ -24,24 +26,40 @@ from rl_platform.policies.uri import parse_policy_uri
 from rl_platform.storage.checkpoints import CheckpointStore
 from rl_platform.storage.layout import BEST_NAME, CHECKPOINTS_DIR, LATEST_FILE
 
+Take = tuple[int, int]
+"""(phase index, how many times the phase has re-taken its teacher before)."""
+
 
 class RunTeachers:
-    """Resolves `checkpoint://{run}/...` teachers of `run_dir`; remembers one pin per phase."""
+    """Resolves `checkpoint://{run}/...` teachers of `run_dir`; remembers one pin per take."""
 
     def __init__(self, run_dir: Path | None) -> None:
         self.run_dir = run_dir
-        self.pins: dict[int, str] = {}
-        """Phase index -> the `iter_NNNNNN` its teacher was taken from."""
+        self.pins: dict[Take, str] = {}
+        """(phase, take) -> the `iter_NNNNNN` its teacher was taken from."""
+        self._waiting: set[Take] = set()
 
-    def resolve(self, settings: BCSettings, *, teacher_phase: int) -> BCSettings:
+    def resolve(
+        self, settings: BCSettings, *, teacher_phase: int, retake_every: int | None = None
+    ) -> BCSettings:
         """`settings` with a this-run teacher replaced by its pinned checkpoint's URI.
 
         `teacher_phase` is the phase whose teacher labels now (the last one after the
-        curriculum ends)."""
+        curriculum ends, which keeps its last take); `retake_every` its
+        `retake_every_env_steps`."""
         if not uses_this_run(settings.teacher):
             return settings
         assert settings.teacher is not None
-        name = self.pins.get(teacher_phase) or self._pin(settings.teacher, teacher_phase)
+        if settings.phase > teacher_phase:  # after the curriculum: the last teacher stays
+            takes = [take for phase, take in self.pins if phase == teacher_phase]
+            key = (teacher_phase, max(takes, default=0))
+        else:
+            key = (teacher_phase, settings.phase_env_steps // retake_every if retake_every else 0)
+        name = self.pins.get(key) or self._pin(settings.teacher, key) or self._earlier(key)
+        if name is None:  # nothing to learn from yet: plain PPO until a checkpoint exists
+            return dataclasses.replace(
+                settings, teacher=None, teacher_led=0.0, student_led=0.0, coef=0.0
+            )
         _, _, query = settings.teacher.partition("?")
         uri = f"checkpoint://{self._store().root.parent.resolve()}/{name}"
         return dataclasses.replace(settings, teacher=f"{uri}?{query}" if query else uri)
@@ -53,7 +71,15 @@ class RunTeachers:
             )
         return CheckpointStore(self.run_dir / CHECKPOINTS_DIR)
 
-    def _pin(self, teacher: str, phase: int) -> str:
+    def _earlier(self, key: Take) -> str | None:
+        """The newest earlier take of the same phase, if any."""
+        phase, take = key
+        earlier = [t for p, t in self.pins if p == phase and t < take]
+        return self.pins[(phase, max(earlier))] if earlier else None
+
+    def _pin(self, teacher: str, key: Take) -> str | None:
+        """Pin the checkpoint `teacher` names now; None (with a warning) if it is not there."""
+        phase, take = key
         store = self._store()
         wanted = parse_policy_uri(teacher).checkpoint
         if wanted == BEST_NAME:
@@ -63,26 +89,37 @@ class RunTeachers:
         else:
             found = store.root / str(wanted) if (store.root / str(wanted)).is_dir() else None
         if found is None:
-            raise UserError(
-                f"bc phase {phase}: teacher {teacher!r} has no checkpoint to take yet in "
-                f"{store.root}; start the phase later (after the run's first evaluation for "
-                "`best`)"
-            )
-        store.pin(found, reason=f"bc phase {phase} teacher")
+            if key not in self._waiting:
+                self._waiting.add(key)
+                logger.warning(
+                    "bc phase {}: teacher {} has no checkpoint in {} yet; the phase trains "
+                    "plain PPO until one is saved (start it after the first evaluation for "
+                    "`best`)",
+                    phase,
+                    teacher,
+                    store.root,
+                )
+            return None
+        nth = f" (take {take})" if take else ""
+        store.pin(found, reason=f"bc phase {phase} teacher{nth}")
         record = store.best_record() if wanted == BEST_NAME else None
         score = f" ({record['metric']} = {record['value']:.3g})" if record else ""
-        logger.info("bc: phase {} learns from this run's {}{}", phase, found.name, score)
-        self.pins[phase] = found.name
+        logger.info("bc: phase {}{} learns from this run's {}{}", phase, nth, found.name, score)
+        self.pins[key] = found.name
         return found.name
 
     # ----- checkpoint participation (through `BCCallback`) ------------------------------------
     def state(self) -> dict[str, str]:
-        return {str(phase): name for phase, name in self.pins.items()}
+        """The pins as `{"PHASE.TAKE": "iter_NNNNNN"}` (plain JSON for the checkpoint)."""
+        return {f"{phase}.{take}": name for (phase, take), name in self.pins.items()}
 
     def restore(self, state: dict[str, str]) -> None:
         """Take the pins a checkpoint recorded; each must still be in the run folder."""
-        pins = {int(phase): str(name) for phase, name in state.items()}
-        for phase, name in pins.items():
+        pins: dict[Take, str] = {}
+        for key, name in state.items():
+            phase, _, take = str(key).partition(".")
+            pins[(int(phase), int(take or 0))] = str(name)
+        for (phase, _), name in pins.items():
             if not (self._store().root / name).is_dir():
                 raise UserError(
                     f"bc phase {phase}: its teacher checkpoint {name} is gone from "

@@ -113,6 +113,9 @@ class BCPhase(BaseModel):
     """How coef and the fractions change during the phase."""
     env_steps: PositiveInt | None = None
     """Budget of this phase in env steps; None: until the run ends (last phase only)."""
+    retake_every_env_steps: PositiveInt | None = None
+    """With a `checkpoint://{run}/...` teacher: take it anew every N env steps of the phase
+    (e.g. the `best` of then), so the teacher follows a better checkpoint; None: once."""
 
     @field_validator("teacher")
     @classmethod
@@ -121,6 +124,11 @@ class BCPhase(BaseModel):
 
     @model_validator(mode="after")
     def _fractions_fit(self) -> "BCPhase":
+        if self.retake_every_env_steps is not None and not uses_this_run(self.teacher):
+            raise ValueError(
+                f"retake_every_env_steps applies to a teacher from this run "
+                f"(checkpoint://{THIS_RUN}/best), not {self.teacher!r}"
+            )
         if self.teacher is None:
             # Compared with the defaults (not `model_fields_set`) so that a dump round-trips.
             fields = type(self).model_fields

@@ -63,8 +63,8 @@ class BCRows:
         uids: np.ndarray,
     ) -> None:
         """Write the BC columns of these rows; teacher-led rows take the teacher's action."""
-        modes = self.modes(games)
         uri = self.piece.settings.teacher
+        modes = self.modes(games) if uri is not None else np.zeros(len(games), np.int64)
         if uri is None:  # a phase without a teacher: plain PPO rows, no labels
             teacher = np.full(len(games), -1, np.int64)
         else:

@@ -112,6 +112,7 @@ def test_modes_by_env_index():
         {"phases": [{"env_steps": 100, "coef": 0.5}, {"teacher": TEACHER}]},  # no teacher
         {"teacher": "checkpoint://runs/{run}/best"},  # {run} is the whole run folder
         {"teacher": "league://{run}/main_v1"},
+        {"phases": [{"env_steps": 100}, {"teacher": TEACHER, "retake_every_env_steps": 50}]},
     ],
 )
 def test_invalid_specs_are_rejected(bad):
