@@ -2,7 +2,7 @@
 
     uv run python benchmarks/eval_overhead.py [--games 32] [--repeats 3]
 
-Builds `experiments/duel_selfplay.yaml`'s model with fresh weights seeded by `--seed` (no Ray
+Builds `experiments/duel_vs_based.yaml`'s model with fresh weights seeded by `--seed` (no Ray
 session; the module is built on CPU as for `rlp eval`) and times `PeriodicEvaluation.run`
 (rl_platform/run/periodic_eval.py) for `--games` greedy games against `based`, twice per
 repeat, side by side:
@@ -27,7 +27,7 @@ from rl_platform.policies.rebuild import build_module
 from rl_platform.run.periodic_eval import PeriodicEvaluation
 from rl_platform.spec import load_spec
 
-SPEC = "experiments/duel_selfplay.yaml"
+SPEC = "experiments/duel_vs_based.yaml"
 
 
 def _evaluation(games: int, *, rollout: bool) -> PeriodicEvaluation:

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-SPEC = REPO / "experiments" / "duel_selfplay.yaml"
+SPEC = REPO / "experiments" / "duel_vs_based.yaml"
 # Small batches keep 6 configurations to minutes on 2 cores; the model is the experiment's.
 OVERRIDES = [
     "training.train_batch_size=600",

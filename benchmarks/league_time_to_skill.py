@@ -3,7 +3,7 @@
     uv run python benchmarks/league_time_to_skill.py [--seeds 0 1 2] [--quick]
         [--target 0.9] [--eval-every 100000] [--episodes 200] [--budget 2400000]
 
-Each seed runs `rlp train experiments/duel_selfplay.yaml` as shipped (array runner, 64 games,
+Each seed runs `rlp train experiments/duel_vs_based.yaml` as shipped (array runner, 64 games,
 sampling in the driver) in a fresh process, with its evaluation every `--eval-every` env steps
 (`--episodes` greedy games vs `based` in the vectorized arena, half in each seat) and
 `stop.eval: {greedy/win_rate/based: TARGET}`: the run ends at its first evaluation at or above
@@ -23,7 +23,7 @@ from pathlib import Path
 from spread import add_seed_options, ratio_line, seeds_to_run
 
 REPO = Path(__file__).resolve().parent.parent
-SPEC = REPO / "experiments" / "duel_selfplay.yaml"
+SPEC = REPO / "experiments" / "duel_vs_based.yaml"
 GOAL_S = 330.0
 METRIC = "eval/greedy/win_rate/based"
 
@@ -45,7 +45,7 @@ def run_seed(seed: int, args: argparse.Namespace, out: Path) -> dict:
     for override in overrides:
         command += ["--set", override]
     subprocess.run(command, check=True, capture_output=True, text=True)
-    run_dir = max((out / "duel_selfplay").iterdir(), key=lambda p: p.stat().st_mtime)
+    run_dir = max((out / "duel_vs_based").iterdir(), key=lambda p: p.stat().st_mtime)
     rows = [json.loads(line) for line in (run_dir / "evaluation.jsonl").read_text().splitlines()]
     summary = json.loads((run_dir / "trial_metrics.json").read_text())
     reached = [row for row in rows if row.get(METRIC, 0.0) >= args.target]

@@ -5,7 +5,7 @@
 One process does everything: `DuelVectorGame(num_games)` is stepped as one numpy call, the
 learner (`main`) plays seat 0 of every game and the scripted `based` agent plays seat 1 (a
 fixed seat keeps the loop simple; the duel is mirror-symmetric, so this costs no generality
-for a throughput ceiling). The algorithm and network mirror what `experiments/duel_selfplay.yaml`
+for a throughput ceiling). The algorithm and network mirror what `experiments/duel_vs_based.yaml`
 asks of RLlib, with the RLlib PPO defaults from `rl_platform/spec/training.py`:
 
 * network: RLlib's `DefaultPPOTorchRLModule` with `fcnet_hiddens=[256, 256]`, tanh,
@@ -48,7 +48,7 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
 @dataclass(frozen=True)
 class PlainPPOConfig:
-    """PPO settings; defaults are experiments/duel_selfplay.yaml plus PPOTraining defaults."""
+    """PPO settings; defaults are experiments/duel_vs_based.yaml plus PPOTraining defaults."""
 
     num_games: int = 64
     """Duels stepped together by one vector step."""

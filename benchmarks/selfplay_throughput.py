@@ -14,7 +14,7 @@ For each: sampling-only env steps/s (the driver's env runner sampling one train 
 env steps with exploration) and end-to-end env steps/s (one `algo.train()`: sampling,
 learner connectors, PPO update, weight sync, league bookkeeping), after one warm-up
 iteration. The contenders alternate round by round (`--rounds` of each), so drifts in the
-machine's speed during the run hit every row alike. Experiments: experiments/duel_selfplay.yaml and
+machine's speed during the run hit every row alike. Experiments: experiments/duel_vs_based.yaml and
 experiments/connect_four_selfplay.yaml as shipped (their `envs_per_runner` games per runner,
 driver sampling). The plain loop plays `based` in every game where (a) and (b) play the
 league's mix; the env-step cost of both opponents is a vectorized numpy call either way.
@@ -46,7 +46,7 @@ from rl_platform.rllib_config import build_algorithm_config
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPERIMENTS = {
-    "duel": ROOT / "experiments" / "duel_selfplay.yaml",
+    "duel": ROOT / "experiments" / "duel_vs_based.yaml",
     "connect_four": ROOT / "experiments" / "connect_four_selfplay.yaml",
 }
 

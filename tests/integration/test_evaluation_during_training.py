@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from rl_platform import load_spec, train
 from rl_platform.cli import app
-from rl_platform.storage.checkpoints import CheckpointStore
+from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
 from tests.conftest import EXPERIMENTS
 from tests.integration.test_league_callback import TINY as DUEL_TINY
 from tests.reliability.support import TINY
@@ -73,7 +73,7 @@ def test_two_player_runs_evaluate_each_mode_against_each_opponent_and_stop_on_ev
         "opponents: [based, constant], modes: [greedy, sampled]}"
     )
     spec = load_spec(
-        EXPERIMENTS / "duel_selfplay.yaml",
+        EXPERIMENTS / "duel_vs_based.yaml",
         overrides=[
             *DUEL_TINY,
             evaluation,
@@ -91,3 +91,36 @@ def test_two_player_runs_evaluate_each_mode_against_each_opponent_and_stop_on_ev
         assert f"eval/{mode}/return_mean" in last
     best = CheckpointStore(result.run_dir / "checkpoints").best_record()
     assert best["metric"] == "eval/greedy/win_rate/based"
+
+
+def test_the_shipped_duel_recipe_anchors_main_to_its_own_best(ray_local, tmp_path):
+    """experiments/duel_selfplay.yaml shrunk: after its plain-PPO phase, main is labelled by
+    the run's `best` evaluated checkpoint (pinned, retaken on schedule) on the array runner."""
+    shrink = [item for item in DUEL_TINY if not item.startswith("league.opponent_mix")]
+    spec = load_spec(
+        EXPERIMENTS / "duel_selfplay.yaml",
+        overrides=[
+            *shrink,
+            "evaluation={every_env_steps: 300, episodes: 4, parallel: 4}",
+            "bc.phases=[{env_steps: 300}, {teacher: 'checkpoint://{run}/best', "
+            "teacher_led: 0.0, student_led: 1.0, coef: 0.2, retake_every_env_steps: 600}]",
+            "checkpoint.every_iterations=1",
+            "stop.iterations=5",
+            "stop.env_steps=null",
+        ],
+    )
+    assert spec.league is not None and spec.env.kwargs["zone_closes_at"] == 0.5
+    result = train(spec, out_dir=tmp_path)
+    lines = _rows(result.run_dir / "metrics.jsonl")
+    assert [int(m["curriculum/phase"]) for m in lines] == [0, 1, 1, 1, 1]
+    # The phase starts after iteration 1, before its evaluation marks a `best`: iteration 2
+    # waits (plain PPO), then every step of main's is labelled by the teacher (student-led).
+    assert [m.get("bc/labelled_steps", 0.0) for m in lines[:2]] == [0.0, 0.0]
+    for line in lines[2:]:
+        assert line["bc/labelled_steps"] > 0 and line["bc/student_led_frac"] == 1.0, line
+    store = CheckpointStore(result.run_dir / "checkpoints")
+    pins = load_checkpoint(store.latest()).parts["bc"]["teacher_pins"]
+    assert sorted(pins) == ["1.0", "1.1", "1.2"]  # taken at 600 env steps, retaken at 900, 1500
+    assert set(pins.values()) == set(store.pins()) and all(
+        (store.root / name).is_dir() for name in pins.values()
+    )

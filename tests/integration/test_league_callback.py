@@ -41,7 +41,7 @@ MODULES = {"main", *SLOTS, "scripted_based", "scripted_constant"}
 
 
 def _spec(*extra: str):
-    return load_spec(EXPERIMENTS / "duel_selfplay.yaml", overrides=[*TINY, *extra])
+    return load_spec(EXPERIMENTS / "duel_vs_based.yaml", overrides=[*TINY, *extra])
 
 
 def _build(run_dir):

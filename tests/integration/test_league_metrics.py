@@ -19,7 +19,7 @@ from tests.integration.test_league_callback import TINY
 @pytest.mark.parametrize("runner", ["rllib", "vector"])
 def test_a_league_run_reports_each_modules_own_metrics(runner, ray_local, tmp_path):
     spec = load_spec(
-        EXPERIMENTS / "duel_selfplay.yaml",
+        EXPERIMENTS / "duel_vs_based.yaml",
         overrides=[*TINY, f"env.runner={runner}", "stop.iterations=2"],
     )
     result = train(spec, out_dir=tmp_path)
@@ -47,7 +47,7 @@ def test_a_league_run_reports_each_modules_own_metrics(runner, ray_local, tmp_pa
 def test_an_opponent_mix_schedule_switches_by_env_steps_and_resumes_in_its_phase(
     ray_local, tmp_path
 ):
-    spec = load_spec(EXPERIMENTS / "duel_selfplay.yaml", overrides=[*TINY, "stop.iterations=2"])
+    spec = load_spec(EXPERIMENTS / "duel_vs_based.yaml", overrides=[*TINY, "stop.iterations=2"])
     schedule = [
         MixPhase(from_env_steps=0, mix={"based": 1.0}),
         MixPhase(from_env_steps=600, mix={"constant": 1.0}),  # after iteration 2 (300 each)

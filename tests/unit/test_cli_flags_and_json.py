@@ -110,8 +110,8 @@ def test_search_passes_dashboard_on(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 
 
 def _league_run(run_dir: Path) -> None:
-    """A duel_selfplay run folder after one iteration: main beat `based` twice."""
-    spec = load_spec(EXPERIMENTS / "duel_selfplay.yaml")
+    """A duel_vs_based run folder after one iteration: main beat `based` twice."""
+    spec = load_spec(EXPERIMENTS / "duel_vs_based.yaml")
     run_dir.mkdir()
     write_spec(run_dir, spec)
     assert spec.league is not None
