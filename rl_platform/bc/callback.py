@@ -37,6 +37,7 @@ from rl_platform.bc.schedule import BCSettings, settings_at
 from rl_platform.bc.slicing import BC_MODE, BCMode
 from rl_platform.bc.spec import BCSpec
 from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.policies.loading import learned_parts
 
 WINDOW = 100
 CHECKPOINT_PART = "bc"
@@ -58,6 +59,15 @@ def apply_to_env_runner(settings: BCSettings, env_runner: Any) -> int:
     pieces = find_labelers(getattr(env_runner, "_env_to_module", None))
     for piece in pieces:
         piece.apply_settings(settings)
+    return len(pieces)
+
+
+def preload_on_env_runner(uri: str, spec: Any, weights: dict, env_runner: Any) -> int:
+    """Give the env runner's teachers `uri`'s model and weights (they may not see the run
+    folder, e.g. on another node); returns how many teachers got them."""
+    pieces = find_labelers(getattr(env_runner, "_env_to_module", None))
+    for piece in pieces:
+        piece.teacher().preload(uri, spec, weights)
     return len(pieces)
 
 
@@ -89,6 +99,7 @@ class BCCallback(RLlibCallback):
         super().__init__()
         self.settings: BCSettings | None = None  # driver only
         self.run_teachers = RunTeachers(self.run_dir)  # driver only
+        self.shipped: str | None = None  # driver only: the run teacher env runners hold
 
     # ----- driver ----------------------------------------------------------------------------
     def push(
@@ -106,12 +117,25 @@ class BCCallback(RLlibCallback):
         if self.settings is not None and settings.phase != self.settings.phase:
             logger.info("bc: curriculum phase {} at {} env steps", settings.phase, env_steps)
         self.settings = settings
+        if self.run_teachers.owns(settings.teacher) and settings.teacher != self.shipped:
+            self.ship_teacher(algorithm.env_runner_group, env_runner_ids)
         apply = functools.partial(apply_to_env_runner, settings)
         algorithm.env_runner_group.foreach_env_runner(
             apply, local_env_runner=True, remote_worker_ids=env_runner_ids
         )
         algorithm.learner_group.foreach_learner(functools.partial(apply_to_learner, settings))
         return settings
+
+    def ship_teacher(self, env_runner_group: Any, env_runner_ids: list[int] | None) -> None:
+        """Send the current run teacher's spec and weights to the env runners."""
+        assert self.settings is not None and self.settings.teacher is not None
+        uri = self.settings.teacher
+        spec, weights = learned_parts(uri)
+        ship = functools.partial(preload_on_env_runner, uri, spec, weights)
+        env_runner_group.foreach_env_runner(
+            ship, local_env_runner=True, remote_worker_ids=env_runner_ids
+        )
+        self.shipped = uri
 
     def on_algorithm_init(self, *, algorithm: Any, **kwargs: Any) -> None:
         self.push(algorithm, env_steps=lifetime_env_steps(algorithm))
@@ -121,6 +145,8 @@ class BCCallback(RLlibCallback):
     ) -> None:
         if kwargs.get("is_evaluation") or self.settings is None:
             return
+        if self.run_teachers.owns(self.settings.teacher):
+            self.ship_teacher(env_runner_group, env_runner_indices)
         apply = functools.partial(apply_to_env_runner, self.settings)
         env_runner_group.foreach_env_runner(
             apply, local_env_runner=False, remote_worker_ids=env_runner_indices

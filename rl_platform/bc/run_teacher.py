@@ -61,8 +61,15 @@ class RunTeachers:
                 settings, teacher=None, teacher_led=0.0, student_led=0.0, coef=0.0
             )
         _, _, query = settings.teacher.partition("?")
-        uri = f"checkpoint://{self._store().root.parent.resolve()}/{name}"
+        uri = f"{self._prefix()}/{name}"
         return dataclasses.replace(settings, teacher=f"{uri}?{query}" if query else uri)
+
+    def owns(self, uri: str | None) -> bool:
+        """Whether `uri` is one this object resolved (a checkpoint of this run)."""
+        return uri is not None and uri.partition("?")[0].rsplit("/", 1)[0] == self._prefix()
+
+    def _prefix(self) -> str:
+        return f"checkpoint://{self._store().root.parent.resolve()}" if self.run_dir else ""
 
     def _store(self) -> CheckpointStore:
         if self.run_dir is None:

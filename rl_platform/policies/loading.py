@@ -76,7 +76,9 @@ def _existing(path: str | None, *, label: str) -> Path:
     return folder
 
 
-def _from_checkpoint(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:
+def checkpoint_module_weights(uri: PolicyURI) -> tuple[Path, str | None, dict[str, Any]]:
+    """(checkpoint folder, the module the URI means, every module's weights) of a
+    `checkpoint://` URI; the module is `?module=` or the first trained module present."""
     from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
     from rl_platform.storage.checkpoints import (
         CheckpointStore,
@@ -101,15 +103,32 @@ def _from_checkpoint(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy
     loaded = load_checkpoint(resolve_checkpoint(folder))
     weights = module_weights(loaded.parts[ALGORITHM_PART])
     module_id = uri.module or next((m for m in TRAINED_MODULE_IDS if m in weights), None)
+    return loaded.path, module_id, weights
+
+
+def learned_parts(uri: str) -> tuple[Any, dict[str, np.ndarray]]:
+    """(run spec, module weights) of a learned `checkpoint://` policy: everything
+    `learned_policy` needs, to ship to processes that cannot read the run folder."""
+    from rl_platform.policies.rebuild import load_run_spec, run_dir_of
+
+    parsed = parse_policy_uri(uri)
+    path, module_id, weights = checkpoint_module_weights(parsed)
+    if module_id not in weights:
+        raise UserError(f"{uri}: module {module_id!r} is not in {path}")
+    return load_run_spec(run_dir_of(path)), weights[module_id]
+
+
+def _from_checkpoint(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:
+    path, module_id, weights = checkpoint_module_weights(uri)
     if module_id is not None and module_id.startswith(SCRIPTED_MODULE_PREFIX):
         return _scripted_for_env(uri.text, module_id.removeprefix(SCRIPTED_MODULE_PREFIX), env)
     if module_id not in weights:
         raise UserError(
-            f"{uri.text}: module {module_id!r} is not in {loaded.path} "
+            f"{uri.text}: module {module_id!r} is not in {path} "
             f"(modules: {', '.join(sorted(weights))}); pick one with ?module=ID"
         )
-    logger.info("{}: {} module {!r}", uri.text, loaded.path, module_id)
-    return _learned(uri.text, loaded.path, weights[module_id], env=env, sample=sample)
+    logger.info("{}: {} module {!r}", uri.text, path, module_id)
+    return _learned(uri.text, path, weights[module_id], env=env, sample=sample)
 
 
 def _from_league(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:

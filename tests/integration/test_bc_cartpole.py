@@ -159,9 +159,10 @@ def test_curriculum_moves_through_phases_and_resumes_in_its_phase(ray_local, tmp
     assert {int(m["curriculum/phase"]) for m in lines} >= {0, 1}
 
 
-def test_a_phase_learns_from_this_runs_own_checkpoint(ray_local, tmp_path):
+@pytest.mark.parametrize("env_runners", [0, 1])
+def test_a_phase_learns_from_this_runs_own_checkpoint(ray_local, tmp_path, env_runners):
     """Plain PPO first, then BC to the run's own checkpoint taken at the turn: pinned, kept by
-    retention, and the same teacher after a resume."""
+    retention, and the same teacher after a resume; a remote env runner gets it shipped."""
     from rl_platform.run.train import read_metrics
     from rl_platform.spec import resolve_spec_data
     from rl_platform.storage.checkpoints import CheckpointStore
@@ -177,6 +178,7 @@ def test_a_phase_learns_from_this_runs_own_checkpoint(ray_local, tmp_path):
         "checkpoint.every_iterations=1",
         "checkpoint.keep_last=1",
         "stop.env_steps=null",
+        f"resources.env_runners={env_runners}",
     ]
 
     def spec(iterations: int) -> ExperimentSpec:
@@ -202,5 +204,6 @@ def test_a_phase_learns_from_this_runs_own_checkpoint(ray_local, tmp_path):
     assert names == ["iter_000001", "iter_000006"]  # the pinned teacher outlives keep_last=1
     log = (first.run_dir / "train.log").read_text()
     assert log.count("bc: phase 1 learns from this run's iter_000001") == 1  # not re-pinned
-    teacher = f"bc: teacher checkpoint://{first.run_dir.resolve()}/iter_000001"
-    assert log.count(teacher) == 2  # the same teacher before and after the resume
+    if env_runners == 0:  # the local env runner logs into train.log
+        teacher = f"bc: teacher checkpoint://{first.run_dir.resolve()}/iter_000001"
+        assert log.count(teacher) == 2  # the same teacher before and after the resume

@@ -99,3 +99,33 @@ def test_a_phase_retakes_best_every_n_env_steps(tmp_path, store):
     resumed = RunTeachers(tmp_path)
     resumed.restore(teachers.state())
     assert resumed.pins == teachers.pins
+
+
+def test_a_preloaded_teacher_needs_no_run_folder():
+    """Remote env runners get the run teacher's spec and weights from the driver."""
+    import gymnasium as gym
+
+    from rl_platform import load_spec
+    from rl_platform.bc.teacher import Teacher
+    from rl_platform.policies.rebuild import build_module
+    from tests.conftest import EXPERIMENTS
+
+    spec = load_spec(EXPERIMENTS / "cartpole_ppo.yaml")
+    env = gym.make("CartPole-v1")
+    module = build_module(
+        spec, observation_space=env.observation_space, action_space=env.action_space, weights=None
+    ).module
+    weights = {name: value.detach().numpy() for name, value in module.state_dict().items()}
+    teacher = Teacher(
+        env_id="CartPole-v1",
+        observation_space=env.observation_space,
+        action_space=env.action_space,
+        seed=0,
+    )
+    uri = "checkpoint:///nowhere/on/this/node/iter_000003"
+    teacher.preload(uri, spec, weights)
+    obs = np.stack([env.reset(seed=i)[0] for i in range(4)])
+    actions = teacher.act(uri, obs, keys=[(i,) for i in range(4)], live_episodes=set(range(4)))
+    assert actions.shape == (4,) and set(actions.tolist()) <= {0, 1}
+    with pytest.raises(UserError, match="does not exist"):  # not preloaded: read from disk
+        teacher.act(uri.replace("iter_000003", "iter_000004"), obs, keys=[(0,)], live_episodes={0})
