@@ -102,8 +102,8 @@ def test_settings_pushed_by_the_driver_move_the_slices(cartpole_algo):
     assert modes == {BCMode.STUDENT_LED}
 
 
-@pytest.mark.parametrize("runner", ["rllib", "vector"])
-def test_duel_main_is_cloned_and_the_scripted_opponent_untouched(ray_local, tmp_path, runner):
+def _sample_duel_league(tmp_path, runner: str, bc: dict) -> list:
+    """Episodes of a tiny duel league (main vs `based`) with this `bc:` block."""
     from rl_platform.league.callback import league_extension
 
     spec = ExperimentSpec.model_validate(
@@ -118,15 +118,21 @@ def test_duel_main_is_cloned_and_the_scripted_opponent_untouched(ray_local, tmp_
             "model": {"hidden": [16]},
             "training": {"train_batch_size": 200, "minibatch_size": 100, "num_epochs": 1},
             "league": {"opponent_mix": {"based": 1.0}, "scripted": ["based"], "slots": 1},
-            "bc": {"teacher": "scripted://duel/based", "teacher_led": 0.5, "student_led": 0.5},
+            "bc": bc,
         }
     )
     extension = functools.partial(league_extension, run_dir=tmp_path)
     algo = build_algorithm_config(spec, extensions=[extension, bc_extension]).build_algo()
     try:
-        episodes = algo.env_runner.sample(num_timesteps=2 * STEPS_PER_ENV, explore=True)
+        return algo.env_runner.sample(num_timesteps=2 * STEPS_PER_ENV, explore=True)
     finally:
         algo.stop()
+
+
+@pytest.mark.parametrize("runner", ["rllib", "vector"])
+def test_duel_main_is_cloned_and_the_scripted_opponent_untouched(ray_local, tmp_path, runner):
+    bc = {"teacher": "scripted://duel/based", "teacher_led": 0.5, "student_led": 0.5}
+    episodes = _sample_duel_league(tmp_path, runner, bc)
     steps = {mode: 0 for mode in BCMode}
     for episode in episodes:
         for module_id, sa_episode in module_episodes(episode):
@@ -146,29 +152,8 @@ def test_duel_main_is_cloned_and_the_scripted_opponent_untouched(ray_local, tmp_
 
 @pytest.mark.parametrize("runner", ["rllib", "vector"])
 def test_a_phase_without_teacher_leaves_every_step_plain(ray_local, tmp_path, runner):
-    from rl_platform.league.callback import league_extension
-
-    spec = ExperimentSpec.model_validate(
-        {
-            "name": "bc_no_teacher_duel",
-            "env": {
-                "id": "rlp/Duel-v0",
-                "envs_per_runner": 2,
-                "kwargs": {"max_steps": 200},
-                "runner": runner,
-            },
-            "model": {"hidden": [16]},
-            "training": {"train_batch_size": 200, "minibatch_size": 100, "num_epochs": 1},
-            "league": {"opponent_mix": {"based": 1.0}, "scripted": ["based"], "slots": 1},
-            "bc": {"phases": [{"env_steps": 10_000}, {"teacher": "scripted://duel/based"}]},
-        }
-    )
-    extension = functools.partial(league_extension, run_dir=tmp_path)
-    algo = build_algorithm_config(spec, extensions=[extension, bc_extension]).build_algo()
-    try:
-        episodes = algo.env_runner.sample(num_timesteps=2 * STEPS_PER_ENV, explore=True)
-    finally:
-        algo.stop()
+    bc = {"phases": [{"env_steps": 10_000}, {"teacher": "scripted://duel/based"}]}
+    episodes = _sample_duel_league(tmp_path, runner, bc)
     main_steps = 0
     for episode in episodes:
         for module_id, sa_episode in module_episodes(episode):
