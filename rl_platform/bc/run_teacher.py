@@ -69,7 +69,7 @@ class RunTeachers:
         return uri is not None and uri.partition("?")[0].rsplit("/", 1)[0] == self._prefix()
 
     def _prefix(self) -> str:
-        return f"checkpoint://{self._store().root.parent.resolve()}" if self.run_dir else ""
+        return f"checkpoint://{self.run_dir.resolve()}" if self.run_dir else ""
 
     def _store(self) -> CheckpointStore:
         if self.run_dir is None:
@@ -94,7 +94,7 @@ class RunTeachers:
         elif wanted in (None, LATEST_FILE):
             found = store.latest()
         else:
-            found = store.root / str(wanted) if (store.root / str(wanted)).is_dir() else None
+            found = store.named(str(wanted))
         if found is None:
             if key not in self._waiting:
                 self._waiting.add(key)
@@ -126,10 +126,11 @@ class RunTeachers:
         for key, name in state.items():
             phase, _, take = str(key).partition(".")
             pins[(int(phase), int(take or 0))] = str(name)
+        store = self._store() if pins else None
         for (phase, _), name in pins.items():
-            if not (self._store().root / name).is_dir():
+            if store is not None and store.named(name) is None:
                 raise UserError(
                     f"bc phase {phase}: its teacher checkpoint {name} is gone from "
-                    f"{self._store().root} (pins.json keeps it; was it deleted by hand?)"
+                    f"{store.root} (pins.json keeps it; was it deleted by hand?)"
                 )
         self.pins = pins

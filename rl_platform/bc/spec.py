@@ -230,8 +230,9 @@ def _check_phase_start(
             "before it, e.g. `{env_steps: 1000000}` (plain PPO)"
         )
     from rl_platform.policies.uri import parse_policy_uri
+    from rl_platform.storage.layout import BEST_NAME
 
-    if parse_policy_uri(str(phase.teacher)).checkpoint == "best":
+    if parse_policy_uri(str(phase.teacher)).checkpoint == BEST_NAME:
         if first_evaluation is None:
             raise ValueError(f"{where}: `best` is kept by runs with an `evaluation:` block")
         if starts_at < first_evaluation:

@@ -64,14 +64,15 @@ class BCRows:
     ) -> None:
         """Write the BC columns of these rows; teacher-led rows take the teacher's action."""
         uri = self.piece.settings.teacher
-        modes = self.modes(games) if uri is not None else np.zeros(len(games), np.int64)
         if uri is None:  # a phase without a teacher: plain PPO rows, no labels
             teacher = np.full(len(games), -1, np.int64)
+            modes = np.full(len(games), BCMode.PLAIN, np.int64)
         else:
             keys = [(int(uids[g]), int(p)) for g, p in zip(games, seats, strict=True)]
             teacher = self.piece.teacher().act(
                 uri, obs, keys=keys, live_episodes=set(uids.tolist())
             )
+            modes = self.modes(games)
         led = modes == BCMode.TEACHER_LED
         if led.any():
             output.actions = np.where(led, teacher, output.actions)

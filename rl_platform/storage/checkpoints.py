@@ -87,14 +87,14 @@ class CheckpointStore:
     def latest(self) -> Path | None:
         pointer = self.root / LATEST_FILE
         if pointer.is_file():
-            candidate = self._beside(pointer.read_text().strip())
+            candidate = self.named(pointer.read_text().strip())
             if candidate is not None:
                 return candidate
             logger.warning("checkpoint pointer {} is stale; using the newest complete one", pointer)
         complete = self.complete_checkpoints()
         return complete[-1] if complete else None
 
-    def _beside(self, name: str) -> Path | None:
+    def named(self, name: str) -> Path | None:
         """The complete checkpoint `name` if it is a folder beside the pointers: a pointer to
         `../other_run/iter_000009` or a symlink out of the run must not redirect a resume,
         an export or an evaluation."""
@@ -120,7 +120,7 @@ class CheckpointStore:
             value = float(record["value"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if self._beside(name) is None:
+        if self.named(name) is None:
             return None
         return {"checkpoint": name, "metric": str(record.get("metric", "")), "value": value}
 
