@@ -10,7 +10,9 @@ Pure torch (no Ray import). Two tables, both at the reference defaults (H 90, 6 
    `nn.TransformerEncoder`, `nn.MultiheadAttention` and `nn.LSTM` in fp32 eager mode. Stock
    attention has no grouped key/value heads, so the reference's K/V projections are
    full-width (more parameters, same attention shapes); the rows compare time, not
-   parameter counts. Throughput counts samples = batch * seq steps per fwd+bwd pass.
+   parameter counts. Throughput counts samples = batch * seq steps per fwd+bwd pass. The
+   `streaming` rows run the same samples as one chunk per sequence after a full key/value
+   cache (what the learner does mid-episode); `--padded` pads only the windowed rows.
 2. `encoder: window` vs `encoder: streaming` (rl_platform/modules/streaming_encoder.py):
    rollout inference per agent step (`--seats` rows, T = 1, no_grad, the state carried
    from call to call; streaming starts from a full key/value cache, i.e. mid-episode) and
@@ -150,16 +152,25 @@ def run(args: argparse.Namespace) -> list[tuple[str, str, float]]:
         ("reference (nn.Transformer*)", "fp32", _timed(reference, reference_step, inputs, args))
     ]
     precisions = ["fp32", "bf16"] if args.device == "cuda" else ["fp32"]
-    for precision in precisions:
-        config = base.model_copy(update={"precision": precision})
-        net = TransformerLSTMNet(
+    params = {"reference": count_parameters(reference)}
+    for precision, encoder in ((p, e) for p in precisions for e in ("window", "streaming")):
+        config = base.model_copy(update={"precision": precision, "encoder": encoder})
+        torch.manual_seed(0)
+        net = transformer_lstm_net_for(
             obs_dim=OBS_DIM, frame_dim=FRAME_DIM, action_space=gym.spaces.Discrete(ACTIONS),
             config=config,
         ).to(args.device)  # fmt: skip
-        rows.append(
-            ("rl_platform transformer_lstm", precision, _timed(net, ours_step, inputs, args))
-        )
-    print(f"params: reference {count_parameters(reference):,}, ours {count_parameters(net):,}")
+        params[encoder] = count_parameters(net)
+        if encoder == "window":
+            seconds = _timed(net, ours_step, inputs, args)
+        else:  # one chunk of `seq` new frames after a full key/value cache, as the learner sees
+            chunks = make_inputs(args.batch, args.seq, config.input_frames, args.device)
+            step = chunk_step(net, steady_state(net, args.batch, args.device))
+            seconds = time_fwd_bwd(
+                net, step, chunks, iters=args.iters, warmup=args.warmup, device=args.device
+            )
+        rows.append((f"transformer_lstm {encoder}", precision, seconds))
+    print("params: " + ", ".join(f"{name} {count:,}" for name, count in params.items()))
     return rows
 
 
@@ -174,7 +185,7 @@ def print_table(rows: list[tuple[str, str, float]], args: argparse.Namespace) ->
     ref_seconds = rows[0][2]
     print(
         f"device={args.device} batch={args.batch} seq={args.seq} iters={args.iters} "
-        f"torch_threads={torch.get_num_threads()}"
+        f"padded={args.padded} torch_threads={torch.get_num_threads()}"
     )
     print(f"{'implementation':<30} {'prec':<5} {'ms/iter':>10} {'samples/s':>12} {'vs ref':>7}")
     for name, precision, seconds in rows:

@@ -82,7 +82,8 @@ class LSTMCore(nn.Module):
         state: tuple[torch.Tensor, torch.Tensor],
         seq_lens: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-        h, c = (s.unsqueeze(0).to(x.dtype) for s in state)
+        # cuDNN refuses a non-contiguous hx (e.g. an expanded initial state); CPU accepts it.
+        h, c = (s.unsqueeze(0).to(x.dtype).contiguous() for s in state)
         steps = x.shape[1]
         if seq_lens is None or steps == 1:
             out, (h, c) = self.lstm(x, (h, c))

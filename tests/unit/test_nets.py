@@ -53,6 +53,18 @@ def test_lstm_core_step_by_step_equals_sequence() -> None:
     torch.testing.assert_close(step_state[1], full_state[1])
 
 
+@pytest.mark.parametrize("seq_lens", [None, torch.tensor([2, 3])])
+def test_lstm_core_hands_cudnn_a_contiguous_state(seq_lens) -> None:
+    # cuDNN raises "rnn: hx is not contiguous" for an expanded state (seen on an H200); the
+    # CPU kernel accepts one, so this checks what nn.LSTM receives rather than a crash.
+    core = LSTMCore(4, 5)
+    seen = []
+    core.lstm.register_forward_pre_hook(lambda _m, args: seen.append(args[1]))
+    zeros = torch.zeros(5)
+    core(torch.randn(2, 3, 4), (zeros.expand(2, -1), zeros.expand(2, -1)), seq_lens)
+    assert seen and all(part.is_contiguous() for part in seen[0])
+
+
 def test_lstm_core_seq_lens_ignores_padding() -> None:
     core = LSTMCore(4, 5)
     x = torch.randn(2, 6, 4)

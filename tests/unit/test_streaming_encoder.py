@@ -143,7 +143,7 @@ def test_acting_step_by_step_equals_learning_on_chunks() -> None:
     starts[:, 0] = True
     starts[0, 6] = starts[1, 11] = starts[2, 5] = starts[2, 9] = True
     inputs = _steps(3, 15)
-    acted, state_before, _ = _act(net, inputs, torch.from_numpy(starts))
+    acted, state_before, _ = _act(net, inputs, torch.as_tensor(starts))
     chunks = _chunks(starts, max_seq_len)
     batch, state_in, seq_lens = _learner_batch(inputs, state_before, chunks, max_seq_len)
     learned, state_out = net.encode(batch, state_in, seq_lens)
