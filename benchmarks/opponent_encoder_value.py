@@ -1,6 +1,6 @@
 """Does reading the opponent's history pay? MLP vs LSTM vs transformer_lstm on the duel.
 
-    uv run python benchmarks/opponent_encoder_value.py [--env-steps 1000000] [--games 200]
+    uv run python benchmarks/opponent_encoder_value.py [--env-steps 2000000] [--games 200]
         [--seeds 0 1 2] [--quick] [--out runs/opponent_encoder_value]
 
 Trains three models with the same env-step budget, on the array runner, in a league whose
@@ -11,10 +11,16 @@ seats alternating, greedy and sampled) in the duel's vectorized arena:
 * (a) `mlp` [256, 256]: sees the current frame only;
 * (b) `lstm` (cell 128): memory, no opponent-history input;
 * (c) `transformer_lstm` with the streaming encoder, CPU-sized (2 layers, 4 heads, d_model 64,
-  a 30-frame opponent history, LSTM 128);
+  a 30-frame opponent history, LSTM 128), the whole current frame in its obs path;
 * (c0) the same (c) policy with its history cut to the current frame: the encoder's key/value
   cache is cleared after every step, the LSTM keeps its state. If (c)'s edge comes from reading
   the opponent's history, (c0) loses it.
+
+All three start with the same BC kickstart towards `based` (`--kickstart-env-steps`, 200k by
+default; docs/bc.md), then train with PPO at their own learning rate (`learning_rate`).
+Without the kickstart, at lr 3e-4, neither recurrent model learned anything in 1M env steps
+(2026-11-25, docs/modules.md): the comparison measured how fast each starts to learn, not
+whether history helps.
 
 Prints, per seed, one row per policy: win rate against each style, greedy and sampled, and
 the mean over styles. Then, over seeds (median, min, max): (c)'s edge in that mean over the
@@ -52,7 +58,9 @@ MODELS: dict[str, dict[str, Any]] = {
     "transformer_lstm": {
         "type": "transformer_lstm",
         "encoder": "streaming",
-        "obs_split": {"self": [0, 32], "opponent": [32, 64]},
+        # The whole current frame goes through the obs path, as (a) and (b) see it; the
+        # encoder reads the opponent's part over time. So (c0) is (c) minus the history only.
+        "obs_split": {"self": [0, 64], "opponent": [32, 64]},
         "history": 30,
         "layers": 2,
         "heads": 4,
@@ -65,7 +73,34 @@ MODELS: dict[str, dict[str, Any]] = {
 }
 
 
-def spec_for(model: str, *, env_steps: int, seed: int) -> ExperimentSpec:
+# Per model, as tuned on the duel: the MLP and the LSTM learn faster at 1e-3 than at 3e-4
+# (300k-env-step pilots, 2026-11-26). The transformer at a constant 1e-3 learned to ~1M env
+# steps and then fell apart (entropy 1.06 -> 1.93, win rates to ~0); at 3e-4 it barely left
+# the kickstart. It gets 1e-3 decaying linearly to 1e-4 at the end of the budget.
+def learning_rate(model: str, env_steps: int) -> dict[str, Any]:
+    if model == "transformer_lstm":
+        return {"lr_schedule": [[0, 1.0e-3], [env_steps, 1.0e-4]]}
+    return {"lr": 1.0e-3}
+
+
+def kickstart(env_steps: int) -> dict[str, Any]:
+    """docs/bc.md's BC+PPO kickstart, the one of experiments/duel_selfplay.yaml: for the
+    first `env_steps`, `based` plays half of main's games and main imitates it in all of them,
+    the weight falling from 1 to 0; plain PPO afterwards. Every model gets the same one."""
+    phase = {
+        "teacher": "scripted://duel/based",
+        "teacher_led": 0.5,
+        "student_led": 0.5,
+        "coef": 1.0,
+        "env_steps": env_steps,
+        "schedule": {"kind": "linear", "until_env_steps": env_steps, "coef": 0.0,
+                     "teacher_led": 0.0},
+    }  # fmt: skip
+    return {"phases": [phase, {}]}
+
+
+def spec_for(model: str, *, env_steps: int, seed: int, kickstart_env_steps: int) -> ExperimentSpec:
+    bc = {"bc": kickstart(kickstart_env_steps)} if kickstart_env_steps else {}
     return validate_spec_data(
         {
             "name": f"encoder_value_{model}",
@@ -73,13 +108,16 @@ def spec_for(model: str, *, env_steps: int, seed: int) -> ExperimentSpec:
             "seed": seed,
             "env": {"id": "rlp/Duel-v0", "envs_per_runner": 64, "runner": "vector"},
             "training": {
-                "lr": 3.0e-4,
+                **learning_rate(model, env_steps),
                 "gamma": 0.995,
                 "lambda": 0.95,
                 "train_batch_size": 4096,
                 "minibatch_size": 1024,
                 "num_epochs": 4,
-                "entropy_coeff": 0.003,
+                # No entropy bonus: at 0.003 the recurrent models' entropy climbed after the
+                # kickstart (0.9 -> 1.5-1.9) and their win rates stalled; at 0 the LSTM's still
+                # rose (1.0 -> 1.4) but its win rates kept improving (2026-11-26 pilots).
+                "entropy_coeff": 0.0,
                 "vf_loss_coeff": 0.5,
                 "grad_clip": 1.0,
             },
@@ -93,6 +131,7 @@ def spec_for(model: str, *, env_steps: int, seed: int) -> ExperimentSpec:
             "stop": {"env_steps": env_steps},
             "checkpoint": {"every_iterations": None, "keep_last": 1},
             "logging": {"wandb": "off", "tensorboard": False},
+            **bc,
         }
     )
 
@@ -166,7 +205,9 @@ def print_table(rows: dict[str, dict]) -> None:
 def run_seed(seed: int, args: argparse.Namespace, *, env_steps: int, games: int) -> dict:
     rows: dict[str, dict] = {}
     for model in args.models:
-        spec = spec_for(model, env_steps=env_steps, seed=seed)
+        spec = spec_for(
+            model, env_steps=env_steps, seed=seed, kickstart_env_steps=args.kickstart_env_steps
+        )
         result = train(spec, out_dir=args.out / f"seed{seed}")
         rows[model] = evaluate(spec, result.run_dir, games=games, blind=False)
         if model == "transformer_lstm":
@@ -194,10 +235,14 @@ def edges(rows_by_seed: list[dict[str, dict]], mode: str) -> tuple[list, list]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_seed_options(parser, quick_help=", 20k env steps, 20 games")
-    parser.add_argument("--env-steps", type=int, default=1_000_000)
+    parser.add_argument("--env-steps", type=int, default=2_000_000)
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--out", type=Path, default=Path("runs/opponent_encoder_value"))
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
+    parser.add_argument(
+        "--kickstart-env-steps", type=int, default=200_000,
+        help="env steps of the BC kickstart towards `based` (0: none, plain PPO from scratch)",
+    )  # fmt: skip
     args = parser.parse_args()
     env_steps, games = (20_000, 20) if args.quick else (args.env_steps, args.games)
     rows_by_seed = []
