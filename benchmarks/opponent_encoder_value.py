@@ -17,10 +17,10 @@ seats alternating, greedy and sampled) in the duel's vectorized arena:
   the opponent's history, (c0) loses it.
 
 All three start with the same BC kickstart towards `based` (`--kickstart-env-steps`, 200k by
-default; docs/bc.md), then train with PPO at their own learning rate (`learning_rate`).
-Without the kickstart, at lr 3e-4, neither recurrent model learned anything in 1M env steps
-(2026-11-25, docs/modules.md): the comparison measured how fast each starts to learn, not
-whether history helps.
+default; docs/bc.md), then train with PPO at their own learning rate and value-loss weight
+(`per_model_training`). Without the kickstart, at lr 3e-4, neither recurrent model learned
+anything in 1M env steps (2026-11-25, docs/modules.md): the comparison measured how fast each
+starts to learn, not whether history helps.
 
 Prints, per seed, one row per policy: win rate against each style, greedy and sampled, and
 the mean over styles. Then, over seeds (median, min, max): (c)'s edge in that mean over the
@@ -73,14 +73,19 @@ MODELS: dict[str, dict[str, Any]] = {
 }
 
 
-# Per model, as tuned on the duel: the MLP and the LSTM learn faster at 1e-3 than at 3e-4
-# (300k-env-step pilots, 2026-11-26). The transformer at a constant 1e-3 learned to ~1M env
-# steps and then fell apart (entropy 1.06 -> 1.93, win rates to ~0); at 3e-4 it barely left
-# the kickstart. It gets 1e-3 decaying linearly to 1e-4 at the end of the budget.
-def learning_rate(model: str, env_steps: int) -> dict[str, Any]:
-    if model == "transformer_lstm":
-        return {"lr_schedule": [[0, 1.0e-3], [env_steps, 1.0e-4]]}
-    return {"lr": 1.0e-3}
+# Per model, as tuned on the duel (2026-11-26, docs/modules.md). Learning rate: the MLP and
+# the LSTM learn faster at 1e-3 than at 3e-4 (300k-env-step pilots); the transformer at a
+# constant 1e-3 learned to ~1M env steps and then fell apart, at 3e-4 it barely left the
+# kickstart, so it decays from 1e-3 to 1e-4 over the budget. Value-loss weight: the recurrent
+# models share their trunk (encoder + LSTM) between actor and critic, and at 0.5 the critic's
+# gradients scrambled the policy (entropy 0.9 -> 1.3-1.9, win rates lost; the LSTM at 0.1:
+# greedy 0.06 -> 0.40); the MLP's critic is a separate network.
+def per_model_training(model: str, env_steps: int) -> dict[str, Any]:
+    if model == "mlp":
+        return {"lr": 1.0e-3, "vf_loss_coeff": 0.5}
+    if model == "lstm":
+        return {"lr": 1.0e-3, "vf_loss_coeff": 0.1}
+    return {"lr_schedule": [[0, 1.0e-3], [env_steps, 1.0e-4]], "vf_loss_coeff": 0.1}
 
 
 def kickstart(env_steps: int) -> dict[str, Any]:
@@ -108,17 +113,14 @@ def spec_for(model: str, *, env_steps: int, seed: int, kickstart_env_steps: int)
             "seed": seed,
             "env": {"id": "rlp/Duel-v0", "envs_per_runner": 64, "runner": "vector"},
             "training": {
-                **learning_rate(model, env_steps),
+                **per_model_training(model, env_steps),
                 "gamma": 0.995,
                 "lambda": 0.95,
                 "train_batch_size": 4096,
                 "minibatch_size": 1024,
                 "num_epochs": 4,
-                # No entropy bonus: at 0.003 the recurrent models' entropy climbed after the
-                # kickstart (0.9 -> 1.5-1.9) and their win rates stalled; at 0 the LSTM's still
-                # rose (1.0 -> 1.4) but its win rates kept improving (2026-11-26 pilots).
+                # No entropy bonus: the MLP learns more without (0.44 -> 0.68 greedy mean).
                 "entropy_coeff": 0.0,
-                "vf_loss_coeff": 0.5,
                 "grad_clip": 1.0,
             },
             "model": MODELS[model],
