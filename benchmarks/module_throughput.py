@@ -37,7 +37,6 @@ from rl_platform.modules.nets import count_parameters
 from rl_platform.modules.transformer_lstm_net import (
     KV_VALID_KEY,
     TransformerLSTMBase,
-    TransformerLSTMNet,
     transformer_lstm_net_for,
 )
 from rl_platform.spec.model import TransformerLSTMModelSpec
@@ -103,16 +102,6 @@ def make_inputs(batch: int, seq: int, history: int, device: str) -> dict[str, to
     }
 
 
-def ours_step(net: TransformerLSTMNet) -> Callable[[dict[str, torch.Tensor]], torch.Tensor]:
-    def step(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
-        b = inputs["obs"].shape[0]
-        state = {k: v.expand(b, -1) for k, v in net.initial_state().items()}
-        emb, _ = net.encode(inputs, state)
-        return net.policy(emb, None).logsumexp(-1).mean() + net.value(emb).pow(2).mean()
-
-    return step
-
-
 def reference_step(net: ReferenceNet) -> Callable[[dict[str, torch.Tensor]], torch.Tensor]:
     def step(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         logits, values = net(inputs)
@@ -155,21 +144,14 @@ def run(args: argparse.Namespace) -> list[tuple[str, str, float]]:
     params = {"reference": count_parameters(reference)}
     for precision, encoder in ((p, e) for p in precisions for e in ("window", "streaming")):
         config = base.model_copy(update={"precision": precision, "encoder": encoder})
-        torch.manual_seed(0)
-        net = transformer_lstm_net_for(
-            obs_dim=OBS_DIM, frame_dim=FRAME_DIM, action_space=gym.spaces.Discrete(ACTIONS),
-            config=config,
-        ).to(args.device)  # fmt: skip
+        net = build_net(config, args.device)
         params[encoder] = count_parameters(net)
-        if encoder == "window":
-            seconds = _timed(net, ours_step, inputs, args)
-        else:  # one chunk of `seq` new frames after a full key/value cache, as the learner sees
-            chunks = make_inputs(args.batch, args.seq, config.input_frames, args.device)
-            step = chunk_step(net, steady_state(net, args.batch, args.device))
-            seconds = time_fwd_bwd(
-                net, step, chunks, iters=args.iters, warmup=args.warmup, device=args.device
-            )
-        rows.append((f"transformer_lstm {encoder}", precision, seconds))
+        # The window rows take the reference's inputs (padded with --padded); streaming reads
+        # one new frame per step after a full key/value cache, as the learner does mid-episode.
+        chunks = inputs if encoder == "window" else None
+        rows.append(
+            (f"transformer_lstm {encoder}", precision, learner_seconds(net, config, args, chunks))
+        )
     print("params: " + ", ".join(f"{name} {count:,}" for name, count in params.items()))
     return rows
 
@@ -178,6 +160,28 @@ def _timed(net: nn.Module, make_step: Callable, inputs: dict, args: argparse.Nam
     return time_fwd_bwd(
         net, make_step(net), inputs, iters=args.iters, warmup=args.warmup, device=args.device
     )
+
+
+def build_net(config: TransformerLSTMModelSpec, device: str) -> TransformerLSTMBase:
+    torch.manual_seed(0)
+    return transformer_lstm_net_for(
+        obs_dim=OBS_DIM, frame_dim=FRAME_DIM, action_space=gym.spaces.Discrete(ACTIONS),
+        config=config,
+    ).to(device)  # fmt: skip
+
+
+def learner_seconds(
+    net: TransformerLSTMBase,
+    config: TransformerLSTMModelSpec,
+    args: argparse.Namespace,
+    chunks: dict | None = None,
+) -> float:
+    """Seconds per forward+backward of `--batch` chunks x `--seq` steps from the steady state
+    (zero LSTM state; streaming: a full key/value cache); random full windows by default."""
+    if chunks is None:
+        chunks = make_inputs(args.batch, args.seq, config.input_frames, args.device)
+    step = chunk_step(net, steady_state(net, args.batch, args.device))
+    return time_fwd_bwd(net, step, chunks, iters=args.iters, warmup=args.warmup, device=args.device)
 
 
 def print_table(rows: list[tuple[str, str, float]], args: argparse.Namespace) -> None:
@@ -238,17 +242,11 @@ def run_encoders(args: argparse.Namespace) -> list[tuple[str, str, int, float, f
     rows = []
     for precision, encoder in ((p, e) for p in precisions for e in ("window", "streaming")):
         config = base.model_copy(update={"precision": precision, "encoder": encoder})
-        torch.manual_seed(0)
-        net = transformer_lstm_net_for(
-            obs_dim=OBS_DIM, frame_dim=FRAME_DIM, action_space=gym.spaces.Discrete(ACTIONS),
-            config=config,
-        ).to(args.device)  # fmt: skip
+        net = build_net(config, args.device)
         timing = {"iters": args.iters, "warmup": args.warmup, "device": args.device}
         acting = make_inputs(args.seats, 1, config.input_frames, args.device)
         rollout = time_rollout(net, acting, steady_state(net, args.seats, args.device), **timing)
-        chunks = make_inputs(args.batch, args.seq, config.input_frames, args.device)
-        step = chunk_step(net, steady_state(net, args.batch, args.device))
-        learner = time_fwd_bwd(net, step, chunks, **timing)
+        learner = learner_seconds(net, config, args)
         rows.append((encoder, precision, count_parameters(net), rollout / args.seats,
                      learner / args.batch))  # fmt: skip
     return rows
