@@ -63,13 +63,17 @@ class LSTMCore(nn.Module):
 
     With `seq_lens`, the zero-padded tail of each row is skipped via packing, so the returned
     state is the one after the last *valid* step (padding never leaks into the state) and
-    outputs at padded steps are zeros.
+    outputs at padded steps are zeros. With `skip`, the output is concat[LSTM output, input]
+    (`out_dim` wide): a residual path around the memory, so what the current step shows
+    reaches the heads without passing the LSTM's gates.
     """
 
-    def __init__(self, in_dim: int, cell_size: int) -> None:
+    def __init__(self, in_dim: int, cell_size: int, *, skip: bool = False) -> None:
         super().__init__()
         self.cell_size = cell_size
         self.lstm = nn.LSTM(in_dim, cell_size, batch_first=True)
+        self.skip = skip
+        self.out_dim = cell_size + in_dim if skip else cell_size
 
     def initial_state(self, batch_size: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
         device = self.lstm.weight_hh_l0.device
@@ -81,6 +85,15 @@ class LSTMCore(nn.Module):
         x: torch.Tensor,
         state: tuple[torch.Tensor, torch.Tensor],
         seq_lens: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        out, state = self._run(x, state, seq_lens)
+        return (torch.cat([out, x], dim=-1) if self.skip else out), state
+
+    def _run(
+        self,
+        x: torch.Tensor,
+        state: tuple[torch.Tensor, torch.Tensor],
+        seq_lens: torch.Tensor | None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
         # cuDNN refuses a non-contiguous hx (e.g. an expanded initial state); CPU accepts it.
         h, c = (s.unsqueeze(0).to(x.dtype).contiguous() for s in state)

@@ -3,9 +3,10 @@
 The network itself is a plain torch module (`self.net`) with this duck-typed interface:
     initial_state() -> {"h": [C], "c": [C], ...further keys, e.g. the streaming encoder's cache}
     encode(inputs, state {"h": [B, C], "c": [B, C], ...}, seq_lens | None)
-        -> (embeddings [B, T, C], new state)
+        -> (embeddings [B, T, E], new state)   (E = C, wider with `lstm_skip`)
     policy(embeddings, action_mask | None) -> ACTION_DIST_INPUTS [B, T, A]
-    critic: nn.Module, embeddings -> values [B, T] (moved to `self.critic` by the adapter)
+    critic_observation(inputs) -> [B, T, critic input]; critic_reads_memory: bool
+    critic: nn.Module, critic input -> values [B, T] (moved to `self.critic` by the adapter)
 Subclasses build the net and map `batch[Columns.OBS]` to its `inputs` (+ optional mask).
 
 Batch contract (RLlib new API stack, cf. ray/rllib/examples/rl_modules/classes/
@@ -14,9 +15,10 @@ connector gives every forward pass a time axis: T = 1 on env runners, T = max_se
 zero-padded chunks (+ Columns.SEQ_LENS, Columns.LOSS_MASK) on learners. Columns.STATE_IN holds
 the state at the start of each row ({"h", "c"}: [B, C]); forward passes return
 Columns.STATE_OUT (state after the last valid step), Columns.ACTION_DIST_INPUTS and, in
-`forward_train`, Columns.EMBEDDINGS for `compute_values` (ValueFunctionAPI, used by PPO,
-IMPALA and APPO). TargetNetworkAPI (APPO) copies the policy path (trunk + actor);
-InferenceOnlyAPI drops that copy and the critic on env runners.
+`forward_train`, Columns.EMBEDDINGS, the critic's input, for `compute_values`
+(ValueFunctionAPI, used by PPO, IMPALA and APPO): the trunk's output, or the current
+observation with `critic_input: observation`. TargetNetworkAPI (APPO) copies the policy path
+(trunk + actor); InferenceOnlyAPI drops that copy and the critic on env runners.
 """
 
 import dataclasses
@@ -119,18 +121,18 @@ class RecurrentActorCriticModule(
 
     def _run(
         self, batch: dict[str, Any], net: nn.Module
-    ) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor | None]:
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor | None, Any]:
         # Never mutate `batch`: the GAE connector calls compute_values on the same batch
         # that forward_train later receives.
         inputs, action_mask = self.net_inputs(batch[Columns.OBS])
         embeddings, state_out = net.encode(
             inputs, batch[Columns.STATE_IN], batch.get(Columns.SEQ_LENS)
         )
-        return embeddings, state_out, action_mask
+        return embeddings, state_out, action_mask, inputs
 
     @override(TorchRLModule)
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        embeddings, state_out, action_mask = self._run(batch, self.net)
+        embeddings, state_out, action_mask, _ = self._run(batch, self.net)
         return {
             Columns.ACTION_DIST_INPUTS: self.net.policy(embeddings, action_mask),
             Columns.STATE_OUT: state_out,
@@ -138,19 +140,32 @@ class RecurrentActorCriticModule(
 
     @override(TorchRLModule)
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        embeddings, state_out, action_mask = self._run(batch, self.net)
+        embeddings, state_out, action_mask, inputs = self._run(batch, self.net)
+        value_input = (
+            embeddings if self.net.critic_reads_memory else self.net.critic_observation(inputs)
+        )
         return {
             Columns.ACTION_DIST_INPUTS: self.net.policy(embeddings, action_mask),
             Columns.STATE_OUT: state_out,
-            Columns.EMBEDDINGS: embeddings,
+            Columns.EMBEDDINGS: value_input,
+            **self.auxiliary_outputs(embeddings),
         }
+
+    def auxiliary_outputs(self, embeddings: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Extra `forward_train` outputs for auxiliary losses (none by default)."""
+        return {}
 
     @override(ValueFunctionAPI)
     def compute_values(
         self, batch: dict[str, Any], embeddings: torch.Tensor | None = None
     ) -> torch.Tensor:
+        """`embeddings`: the critic's input as `forward_train` returned it. Without them, a
+        critic on the observation (`critic_input: observation`) skips the trunk."""
         if embeddings is None:
-            embeddings = self._run(batch, self.net)[0]
+            if self.net.critic_reads_memory:
+                embeddings = self._run(batch, self.net)[0]
+            else:
+                embeddings = self.net.critic_observation(self.net_inputs(batch[Columns.OBS])[0])
         return self.critic(embeddings)
 
     @override(TargetNetworkAPI)
@@ -163,7 +178,7 @@ class RecurrentActorCriticModule(
 
     @override(TargetNetworkAPI)
     def forward_target(self, batch: dict[str, Any]) -> dict[str, Any]:
-        embeddings, _, action_mask = self._run(batch, self._target_net)
+        embeddings, _, action_mask, _ = self._run(batch, self._target_net)
         return {TARGET_NETWORK_ACTION_DIST_INPUTS: self._target_net.policy(embeddings, action_mask)}
 
     @override(InferenceOnlyAPI)

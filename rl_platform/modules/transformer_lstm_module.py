@@ -2,8 +2,10 @@
 
 model_config keys (defaults): history 90, encoder window | streaming, layers 6, heads 8,
 d_model 256, lstm_cell_size 512, actor [96, 96], critic [96, 96], obs_encoder [256],
-ffn_mult 1, precision fp32 | bf16, max_seq_len 32, activation relu, obs_split (read by the
-connector only).
+ffn_mult 1, precision fp32 | bf16, max_seq_len 32, activation relu, critic_input memory |
+observation, lstm_skip false, opponent_prediction 0.0 (with a weight, `forward_train` also
+returns "opponent_prediction" [B, T, D] for the learner's auxiliary loss), obs_split (read by
+the connector only).
 
 Batch contract. The module never sees raw env observations: the env-to-module connector
 `OpponentHistory` (rl_platform/connectors/opponent_history.py, built by
@@ -37,6 +39,7 @@ from rl_platform.connectors.history_window import (
     SELF_KEY,
 )
 from rl_platform.errors import SpecError
+from rl_platform.losses.opponent_prediction import OPPONENT_PREDICTION
 from rl_platform.modules.nets import flat_dim
 from rl_platform.modules.recurrent_module import RecurrentActorCriticModule
 from rl_platform.modules.transformer_lstm_net import transformer_lstm_net_for
@@ -78,6 +81,10 @@ class TransformerLSTMModule(RecurrentActorCriticModule):
             action_space=self.action_space,
             config=config,
         )
+
+    def auxiliary_outputs(self, embeddings: torch.Tensor) -> dict[str, torch.Tensor]:
+        prediction = self.net.predict_opponent(embeddings)
+        return {} if prediction is None else {OPPONENT_PREDICTION: prediction}
 
     def net_inputs(self, obs: Any) -> tuple[dict[str, torch.Tensor], torch.Tensor | None]:
         return obs, (obs[ACTION_MASK_KEY] if self._has_action_mask else None)

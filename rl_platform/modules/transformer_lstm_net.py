@@ -3,7 +3,10 @@
 Per time step: opponent history -> strategy encoder -> strategy latent + tokens; own
 observation -> MLP -> cross-attends to the tokens (ConditionedExtractor); concat
 [obs features, strategy latent] (2 * d_model) -> Linear -> d_model -> LSTM -> actor / critic
-heads. Two strategy encoders (`model.encoder`):
+heads (`critic_input: observation`: the critic is an MLP on the current observation instead;
+`lstm_skip`: the heads read the LSTM's input beside its output; `opponent_prediction`: a
+linear head on the embeddings predicts the opponent's next frame, an auxiliary loss).
+Two strategy encoders (`model.encoder`):
 - `TransformerLSTMNet` (`window`): re-encodes the last H frames at every step;
 - `StreamingTransformerLSTMNet` (`streaming`): encodes each frame once and keeps the keys and
   values of the last H - 1 tokens in its recurrent state (streaming_encoder.py).
@@ -57,6 +60,7 @@ class TransformerLSTMBase(nn.Module):
         *,
         strategy: nn.Module,
         obs_dim: int,
+        frame_dim: int,
         action_space: gym.Space,
         config: TransformerLSTMModelSpec,
     ) -> None:
@@ -74,10 +78,16 @@ class TransformerLSTMBase(nn.Module):
             activation=config.activation,
             kv_heads=config.key_value_heads,
         )
-        self.lstm = LSTMCore(self.extractor.out_dim, config.lstm_cell_size)
-        cell, act = config.lstm_cell_size, config.activation
-        self.actor = ActionHead(cell, action_space, hidden=config.actor, activation=act)
-        self.critic = ValueHead(cell, hidden=config.critic, activation=act)
+        self.lstm = LSTMCore(self.extractor.out_dim, config.lstm_cell_size, skip=config.lstm_skip)
+        embedding_dim, act = self.lstm.out_dim, config.activation
+        self.actor = ActionHead(embedding_dim, action_space, hidden=config.actor, activation=act)
+        self.critic_reads_memory = config.critic_input == "memory"
+        critic_in = embedding_dim if self.critic_reads_memory else obs_dim + frame_dim
+        self.critic = ValueHead(critic_in, hidden=config.critic, activation=act)
+        # The auxiliary head (`opponent_prediction`): the opponent's next frame from now.
+        self.opponent_head = (
+            nn.Linear(embedding_dim, frame_dim) if config.opponent_prediction > 0 else None
+        )
         logger.info(
             "transformer_lstm ({}): {:,} parameters (strategy encoder {:,}, extractor {:,}, "
             "LSTM {:,}, heads {:,})",
@@ -94,6 +104,16 @@ class TransformerLSTMBase(nn.Module):
         h, c = self.lstm.initial_state(1)
         return {"h": h[0], "c": c[0]}
 
+    def own_observation(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The own features [B, T, obs_dim]: the obs path's input."""
+        return inputs[SELF_KEY].float()
+
+    def critic_observation(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The critic's input with `critic_input: observation`: the current observation, i.e.
+        the own features and the opponent's newest frame (zeros if padding) [B, T, obs + D]."""
+        newest = inputs[HISTORY_KEY][:, :, -1].float() * inputs[MASK_KEY][:, :, -1:].float()
+        return torch.cat([self.own_observation(inputs), newest], dim=-1)
+
     def autocast(self, device: torch.device) -> AbstractContextManager:
         """bf16 autocast for the attention part when `precision: bf16` on CUDA."""
         enabled = self.use_bf16 and device.type == "cuda"
@@ -104,6 +124,10 @@ class TransformerLSTMBase(nn.Module):
 
     def value(self, embeddings: torch.Tensor) -> torch.Tensor:
         return self.critic(embeddings)
+
+    def predict_opponent(self, embeddings: torch.Tensor) -> torch.Tensor | None:
+        """The opponent's next frame [B, T, D] from the embeddings, or None without the head."""
+        return None if self.opponent_head is None else self.opponent_head(embeddings)
 
 
 class TransformerLSTMNet(TransformerLSTMBase):
@@ -127,7 +151,11 @@ class TransformerLSTMNet(TransformerLSTMBase):
             kv_heads=config.key_value_heads,
         )
         super().__init__(
-            strategy=strategy, obs_dim=obs_dim, action_space=action_space, config=config
+            strategy=strategy,
+            obs_dim=obs_dim,
+            frame_dim=frame_dim,
+            action_space=action_space,
+            config=config,
         )
 
     def step_features(
@@ -151,7 +179,7 @@ class TransformerLSTMNet(TransformerLSTMBase):
         state: State,
         seq_lens: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, State]:
-        obs = inputs[SELF_KEY].float()
+        obs = self.own_observation(inputs)
         frames, mask = inputs[HISTORY_KEY].float(), inputs[MASK_KEY]
         b, t = obs.shape[:2]
         features = self.step_features(
@@ -189,7 +217,11 @@ class StreamingTransformerLSTMNet(TransformerLSTMBase):
             kv_heads=config.key_value_heads,
         )
         super().__init__(
-            strategy=strategy, obs_dim=obs_dim, action_space=action_space, config=config
+            strategy=strategy,
+            obs_dim=obs_dim,
+            frame_dim=frame_dim,
+            action_space=action_space,
+            config=config,
         )
         self.slots = strategy.slots + 1  # the encoder's, then the extractor's cross-attention
         self.groups = config.heads // config.key_value_heads
@@ -213,7 +245,7 @@ class StreamingTransformerLSTMNet(TransformerLSTMBase):
         seq_lens: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, State]:
         """Reads only the newest frame of each step's window; the cache has the older ones."""
-        obs = inputs[SELF_KEY].float()
+        obs = self.own_observation(inputs)
         window = SlidingWindow.build(
             cache_valid=state[KV_VALID_KEY] > 0.5,
             token_valid=inputs[MASK_KEY][:, :, -1] > 0.5,

@@ -70,7 +70,23 @@ class MLPModelSpec(_ModuleModelSpec):
     """Share the trunk between policy and value function."""
 
 
-class LSTMModelSpec(_ModuleModelSpec):
+class _RecurrentModelSpec(_ModuleModelSpec):
+    """Shared by the recurrent models (`lstm`, `transformer_lstm`)."""
+
+    critic_input: Literal["memory", "observation"] = "memory"
+    """What the value head reads. `memory`: the trunk's output (encoder + LSTM), shared with
+    the actor. `observation`: the current observation (transformer_lstm: the own features and
+    the opponent's newest frame) through its own MLP (`critic` sizes), no recurrent state, so
+    the value loss never reaches the actor's trunk (as the MLP model with `vf_share_layers:
+    false`). On the duel the shared trunk needed a value-loss weight of 0.1 to keep what the
+    policy learned (docs/modules.md)."""
+    lstm_skip: StrictBool = False
+    """The heads read the LSTM's input beside its output (a residual path around the memory):
+    what the current step shows reaches the policy without passing the LSTM's gates, and the
+    memory adds what the step does not show."""
+
+
+class LSTMModelSpec(_RecurrentModelSpec):
     """rl_platform's LSTM actor-critic (docs/modules.md)."""
 
     type: Literal["lstm"] = "lstm"
@@ -88,7 +104,7 @@ class LSTMModelSpec(_ModuleModelSpec):
     """Hidden activation."""
 
 
-class TransformerLSTMModelSpec(_ModuleModelSpec):
+class TransformerLSTMModelSpec(_RecurrentModelSpec):
     """Transformer opponent-history encoder feeding an LSTM actor-critic (docs/modules.md)."""
 
     type: Literal["transformer_lstm"] = "transformer_lstm"
@@ -123,6 +139,10 @@ class TransformerLSTMModelSpec(_ModuleModelSpec):
     """Training sequence chunk length."""
     activation: Activation = "relu"
     """Hidden activation."""
+    opponent_prediction: Annotated[float, Field(ge=0.0)] = 0.0
+    """Weight of an auxiliary loss (rl_platform/losses/opponent_prediction.py): a linear head
+    on the per-step embeddings predicts the opponent's next frame, which gives the history
+    path a learning signal of its own. 0: no head, no loss."""
     obs_split: dict[str, Any] | None = None
     """Own/opponent parts of the observation: `{self: [0, 32], opponent: [32, 64]}` or dict keys.
     Required in an experiment spec (the history connector reads it; the network does not)."""
