@@ -12,6 +12,9 @@ seats alternating, greedy and sampled) in the duel's vectorized arena:
 * (b) `lstm` (cell 128): memory, no opponent-history input;
 * (c) `transformer_lstm` with the streaming encoder, CPU-sized (2 layers, 4 heads, d_model 64,
   a 30-frame opponent history, LSTM 128), the whole current frame in its obs path;
+  (b) and (c) share the recurrent options: a critic of their own on the observation
+  (`critic_input: observation`) and heads that read the LSTM's input beside its output
+  (`lstm_skip`), so the memory adds to what the current frame shows;
 * (c0) the same (c) policy with its history cut to the current frame: the encoder's key/value
   cache is cleared after every step, the LSTM keeps its state. If (c)'s edge comes from reading
   the opponent's history, (c0) loses it.
@@ -54,7 +57,14 @@ STYLES = ("based", "rusher", "blocker", "zoner")
 HISTORY_CUT = "transformer_lstm, history cut"
 MODELS: dict[str, dict[str, Any]] = {
     "mlp": {"type": "mlp", "hidden": [256, 256]},
-    "lstm": {"type": "lstm", "lstm_cell_size": 128, "actor": [64], "critic": [64]},
+    "lstm": {
+        "type": "lstm",
+        "lstm_cell_size": 128,
+        "actor": [64],
+        "critic": [256, 256],
+        "critic_input": "observation",
+        "lstm_skip": True,
+    },
     "transformer_lstm": {
         "type": "transformer_lstm",
         "encoder": "streaming",
@@ -68,7 +78,9 @@ MODELS: dict[str, dict[str, Any]] = {
         "obs_encoder": [128],
         "lstm_cell_size": 128,
         "actor": [64],
-        "critic": [64],
+        "critic": [256, 256],
+        "critic_input": "observation",
+        "lstm_skip": True,
     },
 }
 
@@ -76,16 +88,13 @@ MODELS: dict[str, dict[str, Any]] = {
 # Per model, as tuned on the duel (2026-11-26, docs/modules.md). Learning rate: the MLP and
 # the LSTM learn faster at 1e-3 than at 3e-4 (300k-env-step pilots); the transformer at a
 # constant 1e-3 learned to ~1M env steps and then fell apart, at 3e-4 it barely left the
-# kickstart, so it decays from 1e-3 to 1e-4 over the budget. Value-loss weight: the recurrent
-# models share their trunk (encoder + LSTM) between actor and critic, and at 0.5 the critic's
-# gradients scrambled the policy (entropy 0.9 -> 1.3-1.9, win rates lost; the LSTM at 0.1:
-# greedy 0.06 -> 0.40); the MLP's critic is a separate network.
+# kickstart, so it decays from 1e-3 to 1e-4 over the budget. Value-loss weight 0.5 for all:
+# the recurrent models' critics are their own networks (`critic_input: observation`); with
+# the critic on the shared trunk, 0.5 scrambled what the policy learned.
 def per_model_training(model: str, env_steps: int) -> dict[str, Any]:
-    if model == "mlp":
+    if model in ("mlp", "lstm"):
         return {"lr": 1.0e-3, "vf_loss_coeff": 0.5}
-    if model == "lstm":
-        return {"lr": 1.0e-3, "vf_loss_coeff": 0.1}
-    return {"lr_schedule": [[0, 1.0e-3], [env_steps, 1.0e-4]], "vf_loss_coeff": 0.1}
+    return {"lr_schedule": [[0, 1.0e-3], [env_steps, 1.0e-4]], "vf_loss_coeff": 0.5}
 
 
 def kickstart(env_steps: int) -> dict[str, Any]:
