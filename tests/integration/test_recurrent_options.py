@@ -140,33 +140,3 @@ def test_opponent_prediction_head_only_with_a_weight() -> None:
     predicting = _transformer("streaming", opponent_prediction=0.5)
     out = predicting.forward_train(_batch(predicting, _obs(predicting, 2, 3), 2))
     assert out["opponent_prediction"].shape == (2, 3, 4)  # one opponent frame per step
-
-
-def test_opponent_prediction_trains_through_the_spec_path(ray_local) -> None:
-    from rl_platform.envs.rps_history import OBS_SPLIT
-    from rl_platform.rllib_config import build_algorithm_config
-    from rl_platform.spec import validate_spec_data
-
-    model = {**TRANSFORMER, "encoder": "streaming", "obs_split": OBS_SPLIT}
-    model |= {"critic_input": "observation", "lstm_skip": True, "opponent_prediction": 1.0}
-    spec = validate_spec_data(
-        {
-            "name": "rps_opponent_prediction",
-            "algo": "PPO",
-            "seed": 0,
-            "env": {"id": "rlp/RPSHistory-v0", "kwargs": {"episode_len": 10}},
-            "training": {"train_batch_size": 80, "minibatch_size": 40, "num_epochs": 2},
-            "model": {"type": "transformer_lstm", **model},
-        }
-    )
-    algo = build_algorithm_config(spec).build_algo()
-    try:
-        before = algo.get_module().net.opponent_head.weight.detach().clone()
-        learner = algo.train()["learners"]["default_policy"]
-        after = algo.get_module().net.opponent_head.weight.detach()
-    finally:
-        algo.stop()
-    assert (
-        np.isfinite(learner["loss/opponent_prediction"]) and learner["loss/opponent_prediction"] > 0
-    )
-    assert not torch.allclose(before, after)

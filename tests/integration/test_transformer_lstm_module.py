@@ -191,21 +191,26 @@ def test_streaming_module_acts_step_by_step_as_it_trains_on_the_chunk() -> None:
         torch.testing.assert_close(step_batch[Columns.STATE_IN][key], full[Columns.STATE_OUT][key])
 
 
-def test_streaming_encoder_trains_through_the_spec_path(ray_local) -> None:
+def _rps_algorithm(name: str, model: dict):
+    """PPO on the RPS history env built through the spec path (platform learner, connector)."""
     from rl_platform.rllib_config import build_algorithm_config
     from rl_platform.spec import validate_spec_data
 
     spec = validate_spec_data(
         {
-            "name": "rps_streaming",
+            "name": name,
             "algo": "PPO",
             "seed": 0,
             "env": {"id": "rlp/RPSHistory-v0", "kwargs": {"episode_len": 10}},
             "training": {"train_batch_size": 80, "minibatch_size": 40, "num_epochs": 2},
-            "model": {"type": "transformer_lstm", **STREAMING, "obs_split": OBS_SPLIT},
+            "model": {"type": "transformer_lstm", **model, "obs_split": OBS_SPLIT},
         }
     )
-    algo = build_algorithm_config(spec).build_algo()
+    return build_algorithm_config(spec).build_algo()
+
+
+def test_streaming_encoder_trains_through_the_spec_path(ray_local) -> None:
+    algo = _rps_algorithm("rps_streaming", STREAMING)
     try:
         results = [algo.train() for _ in range(2)]
         module = algo.get_module()
@@ -214,3 +219,18 @@ def test_streaming_encoder_trains_through_the_spec_path(ray_local) -> None:
     assert all(np.isfinite(r["learners"]["default_policy"]["total_loss"]) for r in results)
     assert module.observation_space["opponent_history"].shape == (1, 3)
     assert module.get_initial_state()["kv_3"].shape == (2, 2, 4, 8)
+
+
+def test_opponent_prediction_trains_through_the_spec_path(ray_local) -> None:
+    """The auxiliary head (model.opponent_prediction) is trained and its loss logged."""
+    model = {**STREAMING, "critic_input": "observation", "lstm_skip": True}
+    algo = _rps_algorithm("rps_opponent_prediction", {**model, "opponent_prediction": 1.0})
+    try:
+        before = algo.get_module().net.opponent_head.weight.detach().clone()
+        learner = algo.train()["learners"]["default_policy"]
+        after = algo.get_module().net.opponent_head.weight.detach()
+    finally:
+        algo.stop()
+    loss = learner["loss/opponent_prediction"]
+    assert np.isfinite(loss) and loss > 0
+    assert not torch.allclose(before, after)
