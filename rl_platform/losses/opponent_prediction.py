@@ -14,6 +14,8 @@ step t is scored against the newest history frame at step t + 1, where both step
 
 import torch
 
+from rl_platform.losses.ppo_diagnostics import masked_mean
+
 OPPONENT_PREDICTION = "opponent_prediction"
 """The `forward_train` output that holds the predictions [B, T, D]."""
 
@@ -35,5 +37,4 @@ def opponent_prediction_loss(
     if loss_mask is not None:
         valid = valid & loss_mask[:, 1:].bool() & loss_mask[:, :-1].bool()
     error = (prediction[:, :-1] - frames[:, 1:].detach()).square().mean(dim=-1)
-    weight = valid.to(error.dtype)
-    return (error * weight).sum() / weight.sum().clamp_min(1.0)
+    return masked_mean(error, valid)
