@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow.fs
 from loguru import logger
 from ray import tune
 from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
@@ -117,6 +118,28 @@ class _SealState(tune.Callback):
         if fingerprint != self._fingerprint:
             seal(Path(storage.experiment_fs_path), files)
             self._fingerprint = fingerprint
+
+
+class _KeepTrialLogs(tune.Callback):
+    """Uploads a failed trial's result.json and progress.csv before Tune restarts it.
+
+    Tune's loggers write these in the driver's staging folder and upload them every few
+    seconds; a restarted trial's loggers first download them again (`_restore_from_remote` in
+    ray/tune/logger/logger.py). A trial that fails before the next upload would get back a
+    stale copy and lose the rows it had reported, so they go up before the retry."""
+
+    LOG_FILES = ("result.json", "progress.csv")
+
+    def on_trial_recover(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
+        storage = trial.storage
+        for name in self.LOG_FILES:
+            local = Path(trial.local_path, name)
+            if local.is_file():
+                pyarrow.fs.copy_files(
+                    str(local),
+                    f"{storage.trial_fs_path}/{name}",
+                    destination_filesystem=storage.storage_filesystem,
+                )
 
 
 @contextlib.contextmanager
@@ -281,7 +304,7 @@ def _new_tuner(
             stop={budget.time_attr: budget.max_t},
             failure_config=tune.FailureConfig(max_failures=1),
             checkpoint_config=tune.CheckpointConfig(num_to_keep=spec.checkpoint.keep_last),
-            callbacks=[_LiveRows(spec=spec, budget=budget), _SealState()],
+            callbacks=[_LiveRows(spec=spec, budget=budget), _SealState(), _KeepTrialLogs()],
             verbose=0,
         ),
     )
