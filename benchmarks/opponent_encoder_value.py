@@ -55,6 +55,7 @@ from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 
 STYLES = ("based", "rusher", "blocker", "zoner")
 HISTORY_CUT = "transformer_lstm, history cut"
+LR_DECAY_ENV_STEPS = 2_000_000
 MODELS: dict[str, dict[str, Any]] = {
     "mlp": {"type": "mlp", "hidden": [256, 256]},
     "lstm": {
@@ -88,13 +89,15 @@ MODELS: dict[str, dict[str, Any]] = {
 # Per model, as tuned on the duel (2026-11-26, docs/modules.md). Learning rate: the MLP and
 # the LSTM learn faster at 1e-3 than at 3e-4 (300k-env-step pilots); the transformer at a
 # constant 1e-3 learned to ~1M env steps and then fell apart, at 3e-4 it barely left the
-# kickstart, so it decays from 1e-3 to 1e-4 over the budget. Value-loss weight 0.5 for all:
+# kickstart, so it decays from 1e-3 to 1e-4 over its first 2M env steps and holds 1e-4 after
+# (a decay stretched over a 6M budget kept it near 1e-3 for too long: by 3.2M it had lost its
+# early training score of 0.57 against `blocker`, down to 0.10-0.24). Value-loss weight 0.5:
 # the recurrent models' critics are their own networks (`critic_input: observation`); with
 # the critic on the shared trunk, 0.5 scrambled what the policy learned.
-def per_model_training(model: str, env_steps: int) -> dict[str, Any]:
+def per_model_training(model: str) -> dict[str, Any]:
     if model in ("mlp", "lstm"):
         return {"lr": 1.0e-3, "vf_loss_coeff": 0.5}
-    return {"lr_schedule": [[0, 1.0e-3], [env_steps, 1.0e-4]], "vf_loss_coeff": 0.5}
+    return {"lr_schedule": [[0, 1.0e-3], [LR_DECAY_ENV_STEPS, 1.0e-4]], "vf_loss_coeff": 0.5}
 
 
 def kickstart(env_steps: int) -> dict[str, Any]:
@@ -122,7 +125,7 @@ def spec_for(model: str, *, env_steps: int, seed: int, kickstart_env_steps: int)
             "seed": seed,
             "env": {"id": "rlp/Duel-v0", "envs_per_runner": 64, "runner": "vector"},
             "training": {
-                **per_model_training(model, env_steps),
+                **per_model_training(model),
                 "gamma": 0.995,
                 "lambda": 0.95,
                 "train_batch_size": 4096,
