@@ -17,14 +17,10 @@ from ray.rllib.core.columns import Columns
 from rl_platform.connectors.opponent_history import OpponentHistory
 from rl_platform.modules.lstm_module import LSTMActorCriticModule
 from rl_platform.modules.transformer_lstm_module import TransformerLSTMModule
+from tests.integration.test_transformer_lstm_module import RAW, SMALL
 
 LSTM = {"encoder": [8], "lstm_cell_size": 12, "actor": [8], "critic": [8], "max_seq_len": 4}
-TRANSFORMER = {
-    "history": 5, "layers": 1, "heads": 2, "d_model": 16, "lstm_cell_size": 12,
-    "actor": [8], "critic": [8], "obs_encoder": [8], "max_seq_len": 4,
-    "obs_split": {"self": [0, 3], "opponent": [3, 7]},
-}  # fmt: skip
-RAW = gym.spaces.Box(-1.0, 1.0, (7,), np.float32)
+TRANSFORMER = {**SMALL, "layers": 1}
 ACTIONS = gym.spaces.Discrete(3)
 
 
