@@ -23,7 +23,12 @@ from loguru import logger
 
 from rl_platform.errors import IntegrityError, UserError
 from rl_platform.storage.layout import BEST_FILE, CHECKPOINTS_DIR, LATEST_FILE, PINS_FILE
-from rl_platform.utils.atomic import atomic_directory, write_json_atomic, write_text_atomic
+from rl_platform.utils.atomic import (
+    atomic_directory,
+    remove_directory,
+    write_json_atomic,
+    write_text_atomic,
+)
 from rl_platform.utils.state_codec import load_state_tree, save_state_tree, sha256_bytes
 
 META_FILE = "rlp_state.json"
@@ -164,7 +169,7 @@ class CheckpointStore:
         kept = {keep, *self.pins()} | ({best.name} if best is not None else set())
         for old in complete[: max(0, len(complete) - self.keep_last)]:
             if old.name not in kept:
-                shutil.rmtree(old, ignore_errors=True)
+                remove_directory(old)
 
 
 def sha256_file(path: Path) -> str:

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
@@ -78,6 +79,16 @@ def write_json_atomic(path: str | Path, obj: Any) -> None:
     write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
 
 
+def remove_directory(path: str | Path) -> None:
+    """Remove a folder in one visible step: it is first renamed to a hidden `.NAME.*.tmp`, then
+    deleted. A process killed during the (slow) delete leaves only that hidden leftover, never
+    a half-deleted folder under the old name that still looks complete."""
+    path = Path(path)
+    doomed = path.with_name(f".{path.name}.{os.getpid()}-{time.monotonic_ns()}.tmp")
+    os.replace(path, doomed)
+    shutil.rmtree(doomed, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def atomic_directory(final_path: str | Path) -> Iterator[Path]:
     """Yield a temp folder to fill; on success it is renamed to `final_path` in one step.
@@ -93,7 +104,7 @@ def atomic_directory(final_path: str | Path) -> Iterator[Path]:
         os.chmod(tmp, 0o777 & ~_umask())
         yield tmp
         if final_path.exists():
-            shutil.rmtree(final_path)
+            remove_directory(final_path)
         os.replace(tmp, final_path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

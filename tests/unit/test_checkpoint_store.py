@@ -1,5 +1,7 @@
 """Checkpoint store and state codec: atomic folders, latest pointer, retention, integrity."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -47,6 +49,27 @@ def test_store_keeps_last_k_and_points_latest(tmp_path):
     assert store.latest().name == "iter_000003"
     loaded = load_checkpoint(resolve_checkpoint(tmp_path))
     assert loaded.meta["iteration"] == 3 and loaded.meta["env_steps"] == 30
+
+
+def test_a_prune_killed_mid_delete_leaves_no_half_deleted_checkpoint(tmp_path, monkeypatch):
+    """The pruned folder leaves its name in one step (a rename) before the slow delete: a
+    kill during the delete leaves a hidden leftover, which the next save clears."""
+    store = CheckpointStore(tmp_path, keep_last=1)
+    store.save(iteration=1, parts={"algorithm": _tree(1)}, meta={})
+
+    def killed_mid_delete(path, **kwargs):
+        (Path(path) / "algorithm.safetensors").unlink()
+        raise KeyboardInterrupt  # stands in for SIGKILL after the first file went
+
+    monkeypatch.setattr("rl_platform.utils.atomic.shutil.rmtree", killed_mid_delete)
+    with pytest.raises(KeyboardInterrupt):
+        store.save(iteration=2, parts={"algorithm": _tree(2)}, meta={})
+    assert [p.name for p in tmp_path.glob("iter_*")] == ["iter_000002"]
+    assert len(list(tmp_path.glob(".iter_000001.*.tmp"))) == 1
+    monkeypatch.undo()
+    store.save(iteration=3, parts={"algorithm": _tree(3)}, meta={})
+    assert not list(tmp_path.glob(".iter_*"))
+    assert [p.name for p in tmp_path.glob("iter_*")] == ["iter_000003"]
 
 
 def test_failed_save_leaves_previous_latest(tmp_path, monkeypatch):
