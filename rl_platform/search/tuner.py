@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow.fs
 from loguru import logger
 from ray import tune
+from ray.tune.result import EXPR_PROGRESS_FILE, EXPR_RESULT_FILE
 from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
 from ray.tune.search import ConcurrencyLimiter
 from ray.tune.search.basic_variant import BasicVariantGenerator
@@ -128,7 +129,7 @@ class _KeepTrialLogs(tune.Callback):
     ray/tune/logger/logger.py). A trial that fails before the next upload would get back a
     stale copy and lose the rows it had reported, so they go up before the retry."""
 
-    LOG_FILES = ("result.json", "progress.csv")
+    LOG_FILES = (EXPR_RESULT_FILE, EXPR_PROGRESS_FILE)
 
     def on_trial_recover(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
         storage = trial.storage
