@@ -5,8 +5,9 @@
 
 Trains three models with the same env-step budget, on the array runner, in a league whose
 opponents are the scripted duel styles in equal shares (`based`, `rusher`, `blocker`,
-`zoner`: docs/duel.md), then plays each trained policy against each style (`--games` games,
-seats alternating, greedy and sampled) in the duel's vectorized arena:
+`zoner`, and `counter`, whose blind spot is hidden per game: docs/duel.md), then plays each
+trained policy against each style (`--games` games, seats alternating, greedy and sampled) in
+the duel's vectorized arena:
 
 * (a) `mlp` [256, 256]: sees the current frame only;
 * (b) `lstm` (cell 128): memory, no opponent-history input;
@@ -17,7 +18,13 @@ seats alternating, greedy and sampled) in the duel's vectorized arena:
   (`lstm_skip`), so the memory adds to what the current frame shows;
 * (c0) the same (c) policy with its history cut to the current frame: the encoder's key/value
   cache is cleared after every step, the LSTM keeps its state. If (c)'s edge comes from reading
-  the opponent's history, (c0) loses it.
+  the opponent's history, (c0) loses it;
+* (b0) the same (b) policy with its memory cut: its LSTM state is reset after every step.
+
+Against `counter` the win rate is also split by its blind spot (`counter_by_blind_spot`): a
+policy that guesses from the current frame wins in one kind of game at most, one that reads
+the history in all three. `--styles` picks the league mix and the evaluated styles,
+`--evaluate-only` re-evaluates the newest trained runs under `--out`.
 
 All three start with the same BC kickstart towards `based` (`--kickstart-env-steps`, 200k by
 default; docs/bc.md), then train with PPO at their own learning rate and value-loss weight
@@ -43,6 +50,8 @@ import numpy as np
 from spread import add_seed_options, ratio_line, seeds_to_run
 
 from rl_platform import train
+from rl_platform.envs.duel.counter import BLIND_SPOTS, wins_by_blind_spot
+from rl_platform.envs.duel.scripted import ActFn
 from rl_platform.evaluation.arena_games import arena_episodes
 from rl_platform.evaluation.envs import EnvTarget, probe_env
 from rl_platform.evaluation.summary import summarize
@@ -53,8 +62,14 @@ from rl_platform.spec import ExperimentSpec, validate_spec_data
 from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
 from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 
-STYLES = ("based", "rusher", "blocker", "zoner")
+STYLES = ("based", "rusher", "blocker", "zoner", "counter")
 HISTORY_CUT = "transformer_lstm, history cut"
+MEMORY_CUT = "lstm, memory cut"
+FORGETS: dict[str, tuple[str, ...]] = {"transformer_lstm": ("kv",), "lstm": ("",)}
+"""Per model, the state entries its memory-cut policy resets after every step (name prefixes;
+"" is every entry): (c0) forgets the streaming encoder's key/value cache and keeps its LSTM,
+(b0) forgets the LSTM's state, all the memory (b) has."""
+CUT_ROWS = {"transformer_lstm": HISTORY_CUT, "lstm": MEMORY_CUT}
 LR_DECAY_ENV_STEPS = 2_000_000
 MODELS: dict[str, dict[str, Any]] = {
     "mlp": {"type": "mlp", "hidden": [256, 256]},
@@ -116,7 +131,14 @@ def kickstart(env_steps: int) -> dict[str, Any]:
     return {"phases": [phase, {}]}
 
 
-def spec_for(model: str, *, env_steps: int, seed: int, kickstart_env_steps: int) -> ExperimentSpec:
+def spec_for(
+    model: str,
+    *,
+    env_steps: int,
+    seed: int,
+    kickstart_env_steps: int,
+    styles: Sequence[str] = STYLES,
+) -> ExperimentSpec:
     bc = {"bc": kickstart(kickstart_env_steps)} if kickstart_env_steps else {}
     return validate_spec_data(
         {
@@ -137,8 +159,8 @@ def spec_for(model: str, *, env_steps: int, seed: int, kickstart_env_steps: int)
             },
             "model": MODELS[model],
             "league": {
-                "opponent_mix": dict.fromkeys(STYLES, 1.0),
-                "scripted": list(STYLES),
+                "opponent_mix": dict.fromkeys(styles, 1.0),
+                "scripted": list(styles),
                 "slots": 1,
             },
             "resources": {"torch_threads": 2},
@@ -150,37 +172,42 @@ def spec_for(model: str, *, env_steps: int, seed: int, kickstart_env_steps: int)
     )
 
 
-class HistoryBlindPolicy(ModulePolicy):
-    """(c0): after every step the streaming encoder forgets all frames but the current one
-    (its `kv_*` cache is reset to the initial, empty one); the LSTM state is kept."""
+class ForgetfulPolicy(ModulePolicy):
+    """A trained recurrent policy that forgets after every step: the state entries whose names
+    start with `forgets` go back to their initial value (`FORGETS`)."""
+
+    forgets: tuple[str, ...] = ()
 
     def act(self, obs: Any, rng: np.random.Generator, *, keys: Sequence[Hashable]) -> np.ndarray:
         actions = super().act(obs, rng, keys=keys)
         for key in keys:
             state = self._states[key]
             for name in state:
-                if name.startswith("kv"):
+                if name.startswith(self.forgets):
                     state[name] = np.asarray(self._initial[name])
         return actions
 
 
-def trained_policy(spec: ExperimentSpec, run_dir: Path, *, sample: bool, blind: bool) -> Any:
+def trained_policy(spec: ExperimentSpec, run_dir: Path, *, sample: bool, cut: bool) -> Any:
+    """The trained `main` policy; with `cut`, its memory-cut twin (`FORGETS`)."""
     loaded = load_checkpoint(resolve_checkpoint(run_dir))
     weights = module_weights(loaded.parts[ALGORITHM_PART])["main"]
     target = EnvTarget(spec.env.id)
     observation_space, action_space = probe_env(target).spaces["player_0"]
     context = EnvContext(spec.env.id, observation_space, action_space)
-    if not blind:
+    if not cut:
         return learned_policy(spec, weights, env=context, sample=sample, label=spec.name), context
     converter = history_converter(spec, observation_space)
     rebuilt = build_module(
         spec,
-        observation_space=converter.observation_space,
+        observation_space=converter.observation_space if converter else observation_space,
         action_space=action_space,
         weights=weights,
         inference_only=True,
     )
-    return HistoryBlindPolicy(spec.name, rebuilt, sample=sample, converter=converter), context
+    policy = ForgetfulPolicy(spec.name, rebuilt, sample=sample, converter=converter)
+    policy.forgets = FORGETS[spec.model.type]
+    return policy, context
 
 
 def win_rate(policy: Any, opponent: Any, *, games: int, seed: int) -> float:
@@ -195,21 +222,43 @@ def win_rate(policy: Any, opponent: Any, *, games: int, seed: int) -> float:
     return float(summarize(records, "policy")["win_rate"])
 
 
-def evaluate(spec: ExperimentSpec, run_dir: Path, *, games: int, blind: bool) -> dict:
+def evaluate(
+    spec: ExperimentSpec, run_dir: Path, *, games: int, cut: bool, styles: Sequence[str]
+) -> dict:
     row: dict[str, float] = {}
     for mode in ("greedy", "sampled"):
-        policy, context = trained_policy(spec, run_dir, sample=mode == "sampled", blind=blind)
+        policy, context = trained_policy(spec, run_dir, sample=mode == "sampled", cut=cut)
         rates = []
-        for style in STYLES:
+        for style in styles:
             opponent = load_policy(f"scripted://duel/{style}", env=context)
             rates.append(win_rate(policy, opponent, games=games, seed=spec.seed or 0))
             row[f"{mode}/{style}"] = rates[-1]
         row[f"{mode}/mean"] = float(np.mean(rates))
+        if "counter" in styles:
+            row |= counter_by_blind_spot(spec, run_dir, games=games, cut=cut, mode=mode)
     return row
 
 
-def print_table(rows: dict[str, dict]) -> None:
-    columns = [f"{mode}/{s}" for mode in ("greedy", "sampled") for s in (*STYLES, "mean")]
+def counter_by_blind_spot(
+    spec: ExperimentSpec, run_dir: Path, *, games: int, cut: bool, mode: str
+) -> dict[str, float]:
+    """The win rate against `counter` in the games of each of its blind spots (`games` games
+    in all, half from each seat). A policy that reads `counter`'s history wins in all three
+    kinds of game; one that guesses from the current frame wins in one at most."""
+
+    def fresh_policy() -> ActFn:  # recurrent state and history per game row, from scratch
+        policy, _ = trained_policy(spec, run_dir, sample=mode == "sampled", cut=cut)
+        return lambda obs, rng: policy.act(obs, rng, keys=range(len(obs)))
+
+    wins = wins_by_blind_spot(fresh_policy, games=games // 2, seed=spec.seed or 0)
+    return {f"{mode}/counter/{spot.name.lower()}": rate for spot, rate in wins.items()}
+
+
+def print_table(rows: dict[str, dict], styles: Sequence[str]) -> None:
+    columns = [f"{mode}/{s}" for mode in ("greedy", "sampled") for s in (*styles, "mean")]
+    if "counter" in styles:
+        spots = [f"counter/{spot.name.lower()}" for spot in BLIND_SPOTS]
+        columns += [f"{mode}/{spot}" for mode in ("greedy", "sampled") for spot in spots]
     print("| policy | " + " | ".join(columns) + " |")
     print("|---|" + "---|" * len(columns))
     for name, row in rows.items():
@@ -220,15 +269,25 @@ def run_seed(seed: int, args: argparse.Namespace, *, env_steps: int, games: int)
     rows: dict[str, dict] = {}
     for model in args.models:
         spec = spec_for(
-            model, env_steps=env_steps, seed=seed, kickstart_env_steps=args.kickstart_env_steps
+            model,
+            env_steps=env_steps,
+            seed=seed,
+            kickstart_env_steps=args.kickstart_env_steps,
+            styles=args.styles,
         )
-        result = train(spec, out_dir=args.out / f"seed{seed}")
-        rows[model] = evaluate(spec, result.run_dir, games=games, blind=False)
-        if model == "transformer_lstm":
-            rows[HISTORY_CUT] = evaluate(spec, result.run_dir, games=games, blind=True)
-        print(json.dumps({model: rows[model], "run": str(result.run_dir)}), flush=True)
+        out_dir = args.out / f"seed{seed}"
+        if args.evaluate_only:
+            run_dir = max((out_dir / spec.name).iterdir())  # the newest run of this model
+        else:
+            run_dir = train(spec, out_dir=out_dir).run_dir
+        rows[model] = evaluate(spec, run_dir, games=games, cut=False, styles=args.styles)
+        if model in CUT_ROWS:
+            rows[CUT_ROWS[model]] = evaluate(
+                spec, run_dir, games=games, cut=True, styles=args.styles
+            )
+        print(json.dumps({model: rows[model], "run": str(run_dir)}), flush=True)
     print(f"\n{env_steps:,} env steps per model, {games} games per style and mode, seed {seed}")
-    print_table(rows)
+    print_table(rows, args.styles)
     return rows
 
 
@@ -246,6 +305,15 @@ def edges(rows_by_seed: list[dict[str, dict]], mode: str) -> tuple[list, list]:
     return over_baselines, over_cut
 
 
+def memory_edges(rows_by_seed: list[dict[str, dict]], mode: str) -> list[float]:
+    """Per seed: (b)'s mean win rate minus (b0)'s, what the LSTM's memory is worth."""
+    return [
+        rows["lstm"][f"{mode}/mean"] - rows[MEMORY_CUT][f"{mode}/mean"]
+        for rows in rows_by_seed
+        if "lstm" in rows
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_seed_options(parser, quick_help=", 20k env steps, 20 games")
@@ -253,6 +321,14 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--out", type=Path, default=Path("runs/opponent_encoder_value"))
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
+    parser.add_argument(
+        "--styles", nargs="+", default=list(STYLES),
+        help="the scripted styles of the league mix (equal shares) and of the evaluation",
+    )  # fmt: skip
+    parser.add_argument(
+        "--evaluate-only", action="store_true",
+        help="evaluate the newest run of each model under --out instead of training",
+    )  # fmt: skip
     parser.add_argument(
         "--kickstart-env-steps", type=int, default=200_000,
         help="env steps of the BC kickstart towards `based` (0: none, plain PPO from scratch)",
@@ -270,6 +346,7 @@ def main() -> None:
             ratio_line(f"{mode}: (c) - best of (a), (b)", over_baselines, goal=0.10, at_most=False)
         )
         print(ratio_line(f"{mode}: (c) - (c0) history cut", over_cut))
+        print(ratio_line(f"{mode}: (b) - (b0) memory cut", memory_edges(rows_by_seed, mode)))
 
 
 if __name__ == "__main__":

@@ -117,6 +117,13 @@ SCRIPTED_POLICIES: dict[tuple[str, str], ScriptedEntry] = {
             reads=duel_raw_obs,
         ),
         ScriptedEntry(
+            "duel",
+            "counter",
+            "style: waits and counters every attack but a hidden per-game one; read its history",
+            "rl_platform.envs.duel.counter:act_counter",
+            reads=duel_raw_obs,
+        ),
+        ScriptedEntry(
             "cartpole",
             "balance",
             "pushes towards the falling pole (angle + damped angular velocity); "

@@ -24,7 +24,7 @@ from rl_platform.envs.duel import rules as R
 from rl_platform.envs.duel.arena import run_matches
 from rl_platform.envs.duel.config import DuelConfig
 from rl_platform.envs.duel.core import DRAW
-from rl_platform.envs.duel.observation import OBS_BOUND
+from rl_platform.envs.duel.observation import HALF_SIZE, OBS_BOUND
 from rl_platform.envs.duel.scripted import act_constant
 from rl_platform.errors import UserError
 
@@ -68,15 +68,22 @@ def test_public_constants_and_layout() -> None:
     assert obs[0, 1, Obs.HP] == pytest.approx(0.4)
 
 
+def _public(obs: np.ndarray) -> np.ndarray:
+    """The observation without the viewer's private draw (the one feature the sides differ in)."""
+    public = obs.copy()
+    public[..., Obs.PRIVATE_DRAW] = 0.0
+    return public
+
+
 def test_egocentric_mirror_makes_both_sides_identical() -> None:
     core = make_core(64)
     rng = np.random.default_rng(1)
-    obs = core.observe()
+    obs = _public(core.observe())
     assert np.array_equal(obs[:, 0], obs[:, 1])
     for _ in range(300):
         actions = rng.integers(0, NUM_ACTIONS, size=64)
         result = core.step(np.stack([actions, actions], axis=1))
-        np.testing.assert_allclose(result.obs[:, 0], result.obs[:, 1], atol=1e-5)
+        np.testing.assert_allclose(_public(result.obs[:, 0]), _public(result.obs[:, 1]), atol=1e-5)
         np.testing.assert_allclose(result.rewards[:, 0], result.rewards[:, 1], atol=1e-6)
 
 
@@ -380,3 +387,26 @@ def test_the_catalog_lists_every_duel_setting() -> None:
     # DuelConfig field missing there could never be set from a spec.
     listed = set(PLATFORM_ENVS["rlp/Duel-v0"].kwargs or ())
     assert listed == {f.name for f in fields(DuelConfig)} | {"render_mode"}
+
+
+def test_each_player_sees_its_own_private_draw_and_never_the_opponents() -> None:
+    core = make_core(256, auto_reset=True, max_steps=20)
+    first = core.observe()
+    draws = first[:, :, Obs.PRIVATE_DRAW]
+    assert np.array_equal(draws, core.state.draw)
+    assert draws.min() >= 0.0 and draws.max() < 1.0 and draws.std() > 0.2
+    assert not first[:, :, HALF_SIZE + Obs.PRIVATE_DRAW].any()
+    rng = np.random.default_rng(0)
+    for _ in range(19):  # the draw holds for the whole game
+        obs = core.step(rng.integers(0, NUM_ACTIONS, size=(256, 2))).obs
+        assert np.array_equal(obs[:, :, Obs.PRIVATE_DRAW], draws)
+        assert not obs[:, :, HALF_SIZE + Obs.PRIVATE_DRAW].any()
+    after_reset = core.step(np.zeros((256, 2), np.int64)).obs
+    assert not np.array_equal(after_reset[:, :, Obs.PRIVATE_DRAW], draws)  # new games, new draws
+
+
+def test_private_draws_leave_the_spawn_positions_of_a_seed_unchanged() -> None:
+    """The draws come from their own stream: seeded games start where they always did."""
+    core = make_core(8, seed=5, spawn_jitter=0.5)
+    jitter = np.random.default_rng(5).uniform(-0.5, 0.5, size=(8, 2)).astype(np.float32)
+    np.testing.assert_allclose(core.state.x, np.array([-R.SPAWN_X, R.SPAWN_X]) + jitter, atol=1e-6)

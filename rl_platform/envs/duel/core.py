@@ -59,6 +59,8 @@ class DuelCore:
         self.auto_reset = auto_reset
         self.state = DuelState.allocate(num_games)
         self._rng = np.random.default_rng(self.config.seed)
+        # A stream of its own, so that the private draws leave spawn positions as they were.
+        self._draw_rng = np.random.default_rng(_draw_seed(self.config.seed))
         self._weights = np.array(
             [self.config.weight(name) for name in REWARD_COMPONENTS], dtype=np.float32
         )
@@ -70,6 +72,7 @@ class DuelCore:
         """Start fresh games everywhere; returns observations (N, 2, 64)."""
         if seed is not None:
             self._rng = np.random.default_rng(seed)
+            self._draw_rng = np.random.default_rng(_draw_seed(seed))
         self._reset_rows(np.ones(self.num_games, bool))
         return self.observe()
 
@@ -182,9 +185,14 @@ class DuelCore:
     def _reset_rows(self, rows: np.ndarray) -> None:
         cfg = self.config
         reset_games(self.state, rows, stocks=cfg.stocks, jitter=cfg.spawn_jitter, rng=self._rng)
+        self.state.draw[rows] = self._draw_rng.random((int(rows.sum()), 2), np.float32)
         self._timed_out[rows] = False
 
     def _write_obs(self, out: np.ndarray, rows: slice | np.ndarray) -> None:
         write_observations(
             self.state, out, stocks=self.config.stocks, max_steps=self.config.max_steps, rows=rows
         )
+
+
+def _draw_seed(seed: int | None) -> list[int] | None:
+    return None if seed is None else [seed, 1]

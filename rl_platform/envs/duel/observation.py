@@ -66,8 +66,11 @@ class Obs(IntEnum):
     STUNNED)."""
     TIME_LEFT = 30
     """Fraction of the time limit left (same in both halves)."""
-    RESERVED = 31
-    """Always 0."""
+    PRIVATE_DRAW = 31
+    """The player's private draw for this game, uniform in [0, 1): shown in the viewer's own
+    half only (0 in the opponent half), like a hidden card. Scripted players with a hidden
+    per-game intent (`counter`) read theirs here; an opponent can learn it only from how
+    the player acts."""
 
 
 # Plain-int indices for the hot path (IntEnum attribute access is slow on Python 3.11).
@@ -87,8 +90,9 @@ def write_observations(
     half = block[:, :, :HALF_SIZE]
     _write_half(s, half, stocks=stocks, rows=rows)
     half[:, :, _I.TIME_LEFT] = (1.0 - s.t[rows] / max_steps)[:, None]
-    half[:, :, _I.RESERVED] = 0.0
+    half[:, :, _I.PRIVATE_DRAW] = s.draw[rows]
     block[:, :, HALF_SIZE:] = half[:, ::-1]
+    block[:, :, HALF_SIZE + _I.PRIVATE_DRAW] = 0.0
     # The viewer's mirror applies to both halves: player 1 sees everything flipped in x.
     block[:, 1, _MIRRORED] *= -1.0
     block[:, 1, _MIRRORED_OPPONENT] *= -1.0

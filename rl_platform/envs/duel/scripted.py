@@ -6,7 +6,8 @@ looked up in the one registry of scripted policies, `rl_platform.teachers` (`scr
 
 `based` is the all-round reference. `rusher`, `blocker` and `zoner` are styles: each leans on
 one tool, so that it shows in its history (what it does, from how far) and loses to a different
-answer (docs/duel.md, "Scripted styles", has the measured cross table).
+answer (docs/duel.md, "Scripted styles", has the measured cross table). `counter` (counter.py)
+is the style whose answer only its history shows.
 """
 
 from collections.abc import Callable

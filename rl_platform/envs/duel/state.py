@@ -25,6 +25,8 @@ class DuelState:
     hp: np.ndarray
     facing: np.ndarray
     shield: np.ndarray
+    draw: np.ndarray
+    """Each player's private per-game draw in [0, 1) (observation.Obs.PRIVATE_DRAW)."""
     stocks: np.ndarray
     mode: np.ndarray
     timer: np.ndarray
@@ -50,7 +52,7 @@ class DuelState:
     @classmethod
     def allocate(cls, num_games: int) -> "DuelState":
         shape = (num_games, 2)
-        floats = ("x", "y", "vx", "vy", "hp", "facing", "shield")
+        floats = ("x", "y", "vx", "vy", "hp", "facing", "shield", "draw")
         ints = ("stocks", "mode", "timer", "stun", "invuln", "dash_cd", "jump_cd", "drop", "jumps")
         bools = ("on_ground", "air_dash", "fast_fall", "hit_done")
         arrays = {name: np.zeros(shape, np.float32) for name in floats}
