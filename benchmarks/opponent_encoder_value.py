@@ -1,7 +1,7 @@
 """Does reading the opponent's history pay? MLP vs LSTM vs transformer_lstm on the duel.
 
     uv run python benchmarks/opponent_encoder_value.py [--env-steps 2000000] [--games 200]
-        [--seeds 0 1 2] [--quick] [--out runs/opponent_encoder_value]
+        [--seeds 0 1 2] [--history 30] [--quick] [--out runs/opponent_encoder_value]
 
 Trains three models with the same env-step budget, on the array runner, in a league whose
 opponents are the scripted duel styles in equal shares (`based`, `rusher`, `blocker`,
@@ -24,7 +24,9 @@ the duel's vectorized arena:
 Against `counter` the win rate is also split by its blind spot (`counter_by_blind_spot`): a
 policy that guesses from the current frame wins in one kind of game at most, one that reads
 the history in all three. `--styles` picks the league mix and the evaluated styles,
-`--evaluate-only` re-evaluates the newest trained runs under `--out`.
+`--evaluate-only` re-evaluates the newest trained runs under `--out` with their own
+spec.yaml. `--history` sets (c)'s history length (30 frames by default; the reference
+trainer's 90 did worse here, docs/modules.md).
 
 All three start with the same BC kickstart towards `based` (`--kickstart-env-steps`, 200k by
 default; docs/bc.md), then train with PPO at their own learning rate and value-loss weight
@@ -58,7 +60,7 @@ from rl_platform.evaluation.summary import summarize
 from rl_platform.policies import EnvContext, learned_policy, load_policy
 from rl_platform.policies.module_policy import ModulePolicy
 from rl_platform.policies.rebuild import build_module, history_converter
-from rl_platform.spec import ExperimentSpec, validate_spec_data
+from rl_platform.spec import ExperimentSpec, load_spec, validate_spec_data
 from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
 from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 
@@ -138,7 +140,12 @@ def spec_for(
     seed: int,
     kickstart_env_steps: int,
     styles: Sequence[str] = STYLES,
+    history: int | None = None,
 ) -> ExperimentSpec:
+    """`history`: (c)'s opponent-history length, if not `MODELS`'s."""
+    model_spec = MODELS[model] | (
+        {"history": history} if history and "history" in MODELS[model] else {}
+    )
     bc = {"bc": kickstart(kickstart_env_steps)} if kickstart_env_steps else {}
     return validate_spec_data(
         {
@@ -157,7 +164,7 @@ def spec_for(
                 "entropy_coeff": 0.0,
                 "grad_clip": 1.0,
             },
-            "model": MODELS[model],
+            "model": model_spec,
             "league": {
                 "opponent_mix": dict.fromkeys(styles, 1.0),
                 "scripted": list(styles),
@@ -176,7 +183,9 @@ class ForgetfulPolicy(ModulePolicy):
     """A trained recurrent policy that forgets after every step: the state entries whose names
     start with `forgets` go back to their initial value (`FORGETS`)."""
 
-    forgets: tuple[str, ...] = ()
+    def __init__(self, *args: Any, forgets: tuple[str, ...], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.forgets = forgets
 
     def act(self, obs: Any, rng: np.random.Generator, *, keys: Sequence[Hashable]) -> np.ndarray:
         actions = super().act(obs, rng, keys=keys)
@@ -205,8 +214,10 @@ def trained_policy(spec: ExperimentSpec, run_dir: Path, *, sample: bool, cut: bo
         weights=weights,
         inference_only=True,
     )
-    policy = ForgetfulPolicy(spec.name, rebuilt, sample=sample, converter=converter)
-    policy.forgets = FORGETS[spec.model.type]
+    forgets = FORGETS[spec.model.type]
+    policy = ForgetfulPolicy(
+        spec.name, rebuilt, sample=sample, converter=converter, forgets=forgets
+    )
     return policy, context
 
 
@@ -274,10 +285,12 @@ def run_seed(seed: int, args: argparse.Namespace, *, env_steps: int, games: int)
             seed=seed,
             kickstart_env_steps=args.kickstart_env_steps,
             styles=args.styles,
+            history=args.history,
         )
         out_dir = args.out / f"seed{seed}"
         if args.evaluate_only:
             run_dir = max((out_dir / spec.name).iterdir())  # the newest run of this model
+            spec = load_spec(run_dir / "spec.yaml")  # as it trained (`--history` included)
         else:
             run_dir = train(spec, out_dir=out_dir).run_dir
         rows[model] = evaluate(spec, run_dir, games=games, cut=False, styles=args.styles)
@@ -328,6 +341,10 @@ def main() -> None:
     parser.add_argument(
         "--evaluate-only", action="store_true",
         help="evaluate the newest run of each model under --out instead of training",
+    )  # fmt: skip
+    parser.add_argument(
+        "--history", type=int, default=MODELS["transformer_lstm"]["history"],
+        help="(c)'s opponent-history length in frames (the reference trainer's is 90)",
     )  # fmt: skip
     parser.add_argument(
         "--kickstart-env-steps", type=int, default=200_000,
