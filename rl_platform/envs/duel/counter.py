@@ -42,13 +42,18 @@ def counter_blind_spot(obs: np.ndarray) -> np.ndarray:
     return np.asarray(BLIND_SPOTS, np.int64)[index]
 
 
+def _frames_to_active(v: _View) -> np.ndarray:
+    """Frames until the opponent's attack turns active, as observed (0 outside startup)."""
+    return v.op[:, Obs.STARTUP_LEFT] * R.MAX_PHASE_FRAMES
+
+
 def _incoming(v: _View, adx: np.ndarray, ady: np.ndarray, mode: Mode) -> np.ndarray:
     """The opponent's `mode` attack is coming (startup or active frames), aimed at us, and
     would reach us now or where both players' motion puts us when it turns active."""
     # Hitboxes reach a little behind the attacker too (rules.BACK_REACH).
     aimed = (v.op[:, Obs.FACING] * v.dx < 0) | (adx < R.BACK_REACH + 0.25)
     coming = (v.op[:, Obs.STARTUP_LEFT] > 0) | (v.op[:, Obs.ATTACK_ACTIVE] > 0.5)
-    frames = v.op[:, Obs.STARTUP_LEFT] * R.MAX_PHASE_FRAMES
+    frames = _frames_to_active(v)
     relative_vx = (v.op[:, Obs.VX] - v.me[:, Obs.VX]) * VELOCITY_SCALE
     relative_vy = (v.op[:, Obs.VY] - v.me[:, Obs.VY]) * VELOCITY_SCALE
     # Gravity pulls on whoever is airborne; only the opponent's fall is counted.
@@ -104,9 +109,9 @@ def _answers(v: _View, adx: np.ndarray, ady: np.ndarray, blind: np.ndarray) -> l
     strike_in = (light_in | heavy_in) & ~v.facing_opp & v.grounded
     behind = np.where(v.op[:, Obs.FACING] > 0, Action.LEFT, Action.RIGHT)
     light_reaches = (adx < R.ATTACK_REACH[Mode.LIGHT]) & (ady < R.ATTACK_VERTICAL_REACH[Mode.LIGHT])
-    # Frames until the opponent's attack turns active (as observed): a light chosen now is
-    # active on the same frame as an attack with 3 left (a trade), first with 4 or more.
-    frames_left = v.op[:, Obs.STARTUP_LEFT] * R.MAX_PHASE_FRAMES
+    # A light chosen now is active on the same frame as an attack with 3 frames left (a
+    # trade), first with 4 or more.
+    frames_left = _frames_to_active(v)
     step_in = heavy_in & ~light_reaches & (adx < 1.7) & v.facing_opp & (ady < 0.5)
     can_jump = v.grounded & (v.me[:, Obs.JUMPS] > 0) & (v.me[:, Obs.JUMP_COOLDOWN] == 0)
     # Just out of the grab's reach, and no further: the whiff is then punished with a heavy.
