@@ -141,8 +141,10 @@ def spec_for(
     kickstart_env_steps: int,
     styles: Sequence[str] = STYLES,
     history: int | None = None,
+    mix_pfsp: float = 0.0,
 ) -> ExperimentSpec:
-    """`history`: (c)'s opponent-history length, if not `MODELS`'s."""
+    """`history`: (c)'s opponent-history length, if not `MODELS`'s; `mix_pfsp`: the share of
+    the styles' games PFSP hands out by main's results (docs/league.md), the rest equal."""
     model_spec = MODELS[model] | (
         {"history": history} if history and "history" in MODELS[model] else {}
     )
@@ -168,6 +170,10 @@ def spec_for(
             "league": {
                 "opponent_mix": dict.fromkeys(styles, 1.0),
                 "scripted": list(styles),
+                "mix_pfsp": mix_pfsp,
+                # PFSP reads these windows; 100 games per style span ~600k env steps here,
+                # too slow to follow a policy that moves within 2M.
+                "win_rate_window": 50,
                 "slots": 1,
             },
             "resources": {"torch_threads": 2},
@@ -286,6 +292,7 @@ def run_seed(seed: int, args: argparse.Namespace, *, env_steps: int, games: int)
             kickstart_env_steps=args.kickstart_env_steps,
             styles=args.styles,
             history=args.history,
+            mix_pfsp=args.mix_pfsp,
         )
         out_dir = args.out / f"seed{seed}"
         if args.evaluate_only:
@@ -345,6 +352,10 @@ def main() -> None:
     parser.add_argument(
         "--history", type=int, default=MODELS["transformer_lstm"]["history"],
         help="(c)'s opponent-history length in frames (the reference trainer's is 90)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--mix-pfsp", type=float, default=0.0,
+        help="share of the styles' games handed out by PFSP on main's results (0: equal fifths)",
     )  # fmt: skip
     parser.add_argument(
         "--kickstart-env-steps", type=int, default=200_000,

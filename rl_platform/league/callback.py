@@ -321,10 +321,12 @@ def _interleaved(counts: Counter) -> list[Outcome]:
 
 def league_metrics(league: League, counts: Mapping[str, Counter]) -> dict[str, float]:
     """`league/...` metrics: ratings of learners, main's games and win rates per opponent, the
-    opponent mix in effect for the next iteration (`league/mix/<class>`, follows a schedule)."""
+    opponent mix in effect for the next iteration (`league/mix/<class>`: follows a schedule and
+    `mix_pfsp`)."""
     metrics: dict[str, float] = {"league/size": float(len(league.pool))}
+    mix = league.matchmaker.mix_in_effect(lambda opp: league.results.win_prob(MAIN_ID, opp))
     for key in league.spec.mix_keys:
-        metrics[f"league/mix/{key}"] = float(league.matchmaker.mix.get(key, 0.0))
+        metrics[f"league/mix/{key}"] = float(mix.get(key, 0.0))
     for learner_id in league.learner_ids:
         metrics[f"league/rating/{learner_id}"] = float(league.member(learner_id).ordinal)
     # Members played this iteration or planned for the next: at most K slots + scripted, so

@@ -77,6 +77,7 @@ class League:
             mode=spec.matchmaking,
             weighting=spec.pfsp_weighting,
             p=spec.pfsp_p,
+            mix_pfsp=spec.mix_pfsp,
             seed=seed,
         )
         self.results = ResultBook(window=spec.win_rate_window)

@@ -10,6 +10,11 @@ picked with probability proportional to f(P[A beats B]), with
 Opponents A has never played get the prior P = 0.5. If every weight is 0 (A always beats all
 opponents under f_hard, or all results are 0/1 under f_var) the choice falls back to uniform.
 
+`mix_pfsp` extends PFSP to the mix's other keys (scripted agents, named members): that share of
+their combined weight follows f(P[main beats each]) instead of the fixed weights, so main plays
+more of the styles it still loses to, while the rest keeps every key in play: a key whose window
+reads 1.0 gets no PFSP games and would otherwise never be checked again.
+
 Roles: `main` follows the opponent mix; a `main_exploiter` plays only the live main; a
 `league_exploiter` runs PFSP over every non-learner member (frozen and scripted). A learner with
 nothing to play yet plays the live main (a mirror match for main itself).
@@ -98,6 +103,7 @@ class Matchmaker:
         p: float = 2.0,
         seed: int | None = 0,
         mix_keys: Collection[str] = (),
+        mix_pfsp: float = 0.0,
     ) -> None:
         self.mix = normalize_mix(mix)
         # Classes named by the mix (or by any phase of its schedule), even at weight 0, are
@@ -106,6 +112,9 @@ class Matchmaker:
         self.mode = MatchmakingMode(mode)
         self.weighting = PfspWeighting(weighting)
         self.p = p
+        if not 0.0 <= mix_pfsp <= 1.0:
+            raise UserError(f"mix_pfsp must be in [0, 1], got {mix_pfsp}")
+        self.mix_pfsp = mix_pfsp
         self.rng = np.random.default_rng(seed)
 
     def set_mix(self, mix: Mapping[str, float]) -> None:
@@ -132,8 +141,9 @@ class Matchmaker:
         self, learner: Member, members: Sequence[Member], win_prob: WinProb
     ) -> dict[str, float]:
         known = {m.id for m in members}
+        weights = self.mix_in_effect(win_prob)
         dist: dict[str, float] = {}
-        for key, weight in self.mix.items():
+        for key, weight in weights.items():
             if key == SELF_PLAY:
                 for member_id, q in self.self_play(
                     learner, members=members, win_prob=win_prob
@@ -147,6 +157,20 @@ class Matchmaker:
                     f"members: {sorted(known)}"
                 )
         return dist
+
+    def mix_in_effect(self, win_prob: WinProb) -> dict[str, float]:
+        """The mix, in its order, with `mix_pfsp` of the combined weight of its keys other
+        than self_play shared among them by PFSP and the rest by their fixed weights."""
+        members = [key for key in self.mix if key != SELF_PLAY]
+        if self.mix_pfsp == 0 or not members:
+            return dict(self.mix)
+        total = sum(self.mix[key] for key in members)
+        pfsp = pfsp_weights([win_prob(k) for k in members], weighting=self.weighting, p=self.p)
+        shared = {key: total * float(q) for key, q in zip(members, pfsp, strict=True)}
+        return {
+            key: w if key == SELF_PLAY else (1 - self.mix_pfsp) * w + self.mix_pfsp * shared[key]
+            for key, w in self.mix.items()
+        }
 
     def self_play(
         self, learner: Member, *, members: Sequence[Member], win_prob: WinProb

@@ -57,6 +57,16 @@ class LeagueSpec(BaseModel):
         description="PFSP weight f(x) of P[main wins]=x: hard (1-x)^p or variance x(1-x).",
     )
     pfsp_p: float = Field(default=2.0, gt=0, description="Exponent p of the hard PFSP weighting.")
+    mix_pfsp: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description=(
+            "Share of the combined weight of the mix's keys other than self_play (scripted "
+            "agents, named members) that PFSP hands out by main's windowed win rate against "
+            "each; the rest keeps their fixed weights, so every key stays in play. 0: fixed."
+        ),
+    )
     snapshot_every: int | None = Field(
         default=None, ge=1, description="Freeze a copy of each learner every N iterations."
     )

@@ -22,6 +22,9 @@ COLLAPSE_KEY = "health/entropy_collapse"
 APPROX_KL_HIGH_KEY = "health/approx_kl_high"
 CLIP_FRAC_HIGH_KEY = "health/clip_frac_high"
 REWARD_ZERO_PREFIX = "health/reward_zero/"
+REPEAT_WARNING_EVERY = 50
+"""A finding that holds iteration after iteration is logged when it starts and then once per
+this many iterations (its `health/...` flag is set every time)."""
 HEALTH_META_KEY = "health"
 """Checkpoint meta key flagging weights saved while the policy was collapsed."""
 
@@ -69,6 +72,7 @@ class HealthMonitor:
         self.health = health
         self.entropy_floor = entropy_floor(health, max_entropy)
         self._zero_streak: dict[str, int] = {}
+        self._high_streak: dict[str, int] = {}
 
     def check(self, metrics: dict[str, float]) -> HealthVerdict:
         """The verdict; flags each finding in `metrics`."""
@@ -99,14 +103,21 @@ class HealthMonitor:
             ("train/clip_frac", self.health.max_clip_frac, CLIP_FRAC_HIGH_KEY),
         ):
             value = metrics.get(key)
-            if limit is not None and value is not None and value > limit:
-                metrics[flag] = 1.0
+            high = limit is not None and value is not None and value > limit
+            streak = self._high_streak.get(key, 0) + 1 if high else 0
+            self._high_streak[key] = streak
+            if not high:
+                continue
+            metrics[flag] = 1.0
+            # At a high learning rate this can hold for a whole run: say it once per streak.
+            if streak % REPEAT_WARNING_EVERY == 1:
                 logger.warning(
-                    "{} {:.4f} > {} (health): updates are too large; try a lower training.lr "
-                    "or fewer training.num_epochs",
+                    "{} {:.4f} > {} (health){}: updates are too large; try a lower "
+                    "training.lr or fewer training.num_epochs",
                     key,
                     value,
                     limit,
+                    f", {streak} iterations in a row" if streak > 1 else "",
                 )
 
     def _check_reward_terms(self, metrics: dict[str, float]) -> None:

@@ -18,7 +18,7 @@ from rl_platform.envs.duel.counter import (
     wins_by_blind_spot,
 )
 from rl_platform.envs.duel.rules import Mode
-from rl_platform.envs.duel.scripted import _View
+from rl_platform.envs.duel.tactics import View
 
 
 def test_the_blind_spot_is_drawn_per_game_in_equal_shares() -> None:
@@ -39,7 +39,7 @@ def test_before_the_first_attack_its_games_look_the_same_whatever_the_draw() -> 
     single frame tells them apart: only what `counter` did in earlier exchanges does."""
 
     def walk_up(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        v = _View.of(obs)
+        v = View.of(obs)
         return np.where(np.abs(v.dx) > 1.0, v.toward, Action.IDLE)
 
     seen = []

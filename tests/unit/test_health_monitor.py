@@ -5,8 +5,9 @@ import math
 
 import gymnasium as gym
 import pytest
+from loguru import logger
 
-from rl_platform.run.health import HealthMonitor, HealthStatus, max_entropy
+from rl_platform.run.health import REPEAT_WARNING_EVERY, HealthMonitor, HealthStatus, max_entropy
 from rl_platform.spec.sections import HealthSpec
 
 
@@ -40,6 +41,25 @@ def test_oversized_updates_are_flagged_with_the_reference_defaults():
     wild = {"train/approx_kl": 0.07, "train/clip_frac": 0.31}
     assert monitor.check(wild).status is HealthStatus.OK  # a warning, not a stop
     assert wild["health/approx_kl_high"] == 1.0 and wild["health/clip_frac_high"] == 1.0
+
+
+def test_a_lasting_oversized_update_is_flagged_every_time_but_logged_once_per_streak():
+    logged: list[str] = []
+    sink = logger.add(logged.append, level="WARNING", format="{message}")
+    try:
+        monitor = HealthMonitor(HealthSpec(), max_entropy=None)
+        flags = []
+        values = [0.4] * (REPEAT_WARNING_EVERY + 1) + [0.1, 0.4]
+        for value in values:
+            metrics = {"train/clip_frac": value}
+            monitor.check(metrics)
+            flags.append(metrics.get("health/clip_frac_high", 0.0))
+    finally:
+        logger.remove(sink)
+    assert flags == [1.0 if v > 0.3 else 0.0 for v in values]
+    # The streak's start, its reminder after REPEAT_WARNING_EVERY, and the new streak.
+    assert len(logged) == 3
+    assert f"{REPEAT_WARNING_EVERY + 1} iterations in a row" in logged[1]
 
 
 def test_a_reward_term_stuck_at_zero_is_flagged_after_k_iterations():

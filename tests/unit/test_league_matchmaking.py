@@ -94,6 +94,40 @@ def test_mix_frequencies_match_weights_with_pfsp_inside_self_play() -> None:
     assert not _chi_square_p_ok(counts, dict.fromkeys(expected, 0.2), N_SAMPLES)
 
 
+def test_mix_pfsp_shares_the_scripted_weight_by_main_results() -> None:
+    members = _members(("main_v1", 10))
+    win_probs = {"based": 0.9, "constant": 0.5, "main_v1": 0.5}
+    mix = {"self_play": 0.5, "based": 0.25, "constant": 0.25}
+    mm = Matchmaker(mix=mix, mode="pfsp", mix_pfsp=0.6, seed=3)
+    dist = mm.distribution(members[0], members=members, win_prob=win_probs.get)
+    pfsp = np.array([0.01, 0.25]) / 0.26  # hard (1-x)^2 over based, constant
+    expected = {
+        "main_v1": 0.5,  # self_play keeps its share
+        "based": 0.4 * 0.25 + 0.6 * 0.5 * pfsp[0],
+        "constant": 0.4 * 0.25 + 0.6 * 0.5 * pfsp[1],
+    }
+    assert dist == pytest.approx(expected)
+    assert list(dist) == ["main_v1", "based", "constant"]  # the mix's order fixes the draws
+    in_effect = mm.mix_in_effect(win_probs.get)  # what `league/mix/<key>` logs
+    assert in_effect == pytest.approx(
+        {"self_play": 0.5} | {k: expected[k] for k in mix if k in expected}
+    )
+    # The fixed part keeps a style main always beats in play.
+    win_probs["based"] = 1.0
+    assert mm.distribution(members[0], members=members, win_prob=win_probs.get)[
+        "based"
+    ] == pytest.approx(0.4 * 0.25)
+    fixed = Matchmaker(mix=mix, mode="pfsp", seed=3)
+    assert fixed.distribution(members[0], members=members, win_prob=win_probs.get)[
+        "based"
+    ] == pytest.approx(0.25)
+
+
+def test_mix_pfsp_outside_zero_to_one_is_rejected() -> None:
+    with pytest.raises(UserError, match="mix_pfsp"):
+        Matchmaker(mix={"based": 1.0}, mix_pfsp=1.5)
+
+
 def test_uniform_and_latest_modes() -> None:
     members = _members(("main_v1", 10), ("main_v3", 30), ("main_v2", 30))
     main = members[0]

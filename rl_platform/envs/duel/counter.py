@@ -21,14 +21,14 @@ from rl_platform.envs.duel.arena import play_games
 from rl_platform.envs.duel.core import DuelCore
 from rl_platform.envs.duel.observation import VELOCITY_SCALE, Obs
 from rl_platform.envs.duel.rules import Mode
-from rl_platform.envs.duel.scripted import (
-    ActFn,
-    _in_hit_line,
-    _on_stage_after,
-    _op_busy_frames,
-    _op_threat,
-    _recover,
-    _View,
+from rl_platform.envs.duel.scripted import ActFn
+from rl_platform.envs.duel.tactics import (
+    View,
+    in_hit_line,
+    on_stage_after,
+    op_busy_frames,
+    op_threat,
+    recover,
 )
 
 BLIND_SPOTS = (Mode.LIGHT, Mode.HEAVY, Mode.GRAB)
@@ -42,12 +42,12 @@ def counter_blind_spot(obs: np.ndarray) -> np.ndarray:
     return np.asarray(BLIND_SPOTS, np.int64)[index]
 
 
-def _frames_to_active(v: _View) -> np.ndarray:
+def _frames_to_active(v: View) -> np.ndarray:
     """Frames until the opponent's attack turns active, as observed (0 outside startup)."""
     return v.op[:, Obs.STARTUP_LEFT] * R.MAX_PHASE_FRAMES
 
 
-def _incoming(v: _View, adx: np.ndarray, ady: np.ndarray, mode: Mode) -> np.ndarray:
+def _incoming(v: View, adx: np.ndarray, ady: np.ndarray, mode: Mode) -> np.ndarray:
     """The opponent's `mode` attack is coming (startup or active frames), aimed at us, and
     would reach us now or where both players' motion puts us when it turns active."""
     # Hitboxes reach a little behind the attacker too (rules.BACK_REACH).
@@ -74,9 +74,9 @@ def act_counter(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     it has a hidden blind spot (light, heavy or grab, from its private draw) that it answers
     wrongly. Beaten by the blind spot's attack, which only its history shows: every frame
     before an exchange looks the same in all three kinds of game."""
-    v = _View.of(obs)
+    v = View.of(obs)
     adx, ady = np.abs(v.dx), np.abs(v.dy)
-    recovering, recover_action = _recover(v)
+    recovering, recover_action = recover(v)
     rules: list[Rule] = [
         (recovering, recover_action),
         *_answers(v, adx, ady, counter_blind_spot(obs)),
@@ -87,7 +87,7 @@ def act_counter(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.select(conditions, choices, Action.IDLE).astype(np.int64)
 
 
-def _answers(v: _View, adx: np.ndarray, ady: np.ndarray, blind: np.ndarray) -> list[Rule]:
+def _answers(v: View, adx: np.ndarray, ady: np.ndarray, blind: np.ndarray) -> list[Rule]:
     """What it does against an incoming attack: the wrong answer to its blind spot; otherwise
     a light is blocked, a heavy interrupted by a faster light (after a step in from just out
     of light range) or blocked when too late for that, and a grab stepped out of (or jumped
@@ -95,7 +95,7 @@ def _answers(v: _View, adx: np.ndarray, ady: np.ndarray, blind: np.ndarray) -> l
     side = np.sign(v.dx)
     light_in, heavy_in, grab_in = (_incoming(v, adx, ady, m) for m in BLIND_SPOTS)
     shielded = v.grounded & (v.me[:, Obs.SHIELD] > 0.3)
-    can_back_off = _on_stage_after(v, -side, 0.9)
+    can_back_off = on_stage_after(v, -side, 0.9)
     away = np.where(side > 0, Action.LEFT, Action.RIGHT)
     # The wrong answers: stand still under a light or a heavy, block a grab.
     misread = (
@@ -130,11 +130,11 @@ def _answers(v: _View, adx: np.ndarray, ady: np.ndarray, blind: np.ndarray) -> l
     ]
 
 
-def _punishes(v: _View, adx: np.ndarray, ady: np.ndarray) -> list[Rule]:
+def _punishes(v: View, adx: np.ndarray, ady: np.ndarray) -> list[Rule]:
     """Attacks into an opponent still busy (recovery, hitstun) long enough for them to land."""
-    busy = _op_busy_frames(v)
-    aim = _in_hit_line(v, adx) & (ady < 0.9) & v.grounded
-    closes_in = (adx >= 1.3) & (adx < 2.7) & (busy >= 5) & _on_stage_after(v, np.sign(v.dx), 0.6)
+    busy = op_busy_frames(v)
+    aim = in_hit_line(v, adx) & (ady < 0.9) & v.grounded
+    closes_in = (adx >= 1.3) & (adx < 2.7) & (busy >= 5) & on_stage_after(v, np.sign(v.dx), 0.6)
     # Grab and light fit into a blocked light's 3 recovery frames; the heavy gets a frame of
     # margin, as a heavy that comes a frame late is blocked and punished in turn. A blocked
     # heavy from far out (7 recovery frames) is walked into and punished with a light.
@@ -146,7 +146,7 @@ def _punishes(v: _View, adx: np.ndarray, ady: np.ndarray) -> list[Rule]:
     ]
 
 
-def _positioning(v: _View, adx: np.ndarray) -> list[Rule]:
+def _positioning(v: View, adx: np.ndarray) -> list[Rule]:
     """Between exchanges: on the main stage, facing the opponent, back at the centre."""
     side = np.sign(v.dx)
     centre = np.where(v.sx > 0, Action.LEFT, Action.RIGHT)
@@ -155,8 +155,8 @@ def _positioning(v: _View, adx: np.ndarray) -> list[Rule]:
         # From a platform, attacks from below would reach it unseen.
         (v.me[:, Obs.ON_PLATFORM] > 0.5, Action.DOWN),
         # While an attack is on its way it does not step back into it (turning is a step).
-        (_op_threat(v) & ~v.op_mode(Mode.GRAB), Action.IDLE),
-        (~_in_hit_line(v, adx) & (adx < 3.0), v.toward),
+        (op_threat(v) & ~v.op_mode(Mode.GRAB), Action.IDLE),
+        (~in_hit_line(v, adx) & (adx < 3.0), v.toward),
         # Back to the centre after every exchange, so that it is never cornered for long.
         (
             (np.abs(v.sx) > 1.0) & ((adx > 2.4) | ((np.abs(v.sx) > 3.5) & centre_is_ahead)),
@@ -178,11 +178,11 @@ def make_opener(attack: Mode) -> ActFn:
     action, distance = _ATTACK_ACTION[attack], OPENING_DISTANCE[attack]
 
     def act_opener(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        v = _View.of(obs)
+        v = View.of(obs)
         adx = np.abs(v.dx)
-        recovering, recover_action = _recover(v)
+        recovering, recover_action = recover(v)
         free = v.me[:, Obs.MODE_ONE_HOT + Mode.FREE] > 0.5
-        in_line = _in_hit_line(v, adx)
+        in_line = in_hit_line(v, adx)
         opens = in_line & (np.abs(v.dy) < 0.5) & (adx < distance) & free
         conditions = [recovering, opens, ~in_line | (adx >= distance)]
         return np.select(conditions, [recover_action, action, v.toward], Action.IDLE)

@@ -11,14 +11,22 @@ is the style whose answer only its history shows.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from rl_platform.envs.duel import rules as R
 from rl_platform.envs.duel.actions import NUM_ACTIONS, Action
-from rl_platform.envs.duel.observation import HALF_SIZE, VELOCITY_SCALE, Y_SCALE, Obs
+from rl_platform.envs.duel.observation import VELOCITY_SCALE, Obs
 from rl_platform.envs.duel.rules import Mode
+from rl_platform.envs.duel.tactics import (
+    View,
+    approach,
+    in_hit_line,
+    on_stage_after,
+    op_busy_frames,
+    op_threat,
+    recover,
+)
 
 ActFn = Callable[[np.ndarray, np.random.Generator], np.ndarray]
 
@@ -31,72 +39,11 @@ def act_constant(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.full(len(obs), Action.IDLE, dtype=np.int64)
 
 
-@dataclass
-class _View:
-    """Decoded egocentric quantities used by the `based` rules (all shape (B,))."""
-
-    me: np.ndarray
-    op: np.ndarray
-    sx: np.ndarray
-    sy: np.ndarray
-    dx: np.ndarray
-    dy: np.ndarray
-    grounded: np.ndarray
-    facing_opp: np.ndarray
-    toward: np.ndarray
-
-    @classmethod
-    def of(cls, obs: np.ndarray) -> "_View":
-        me, op = obs[:, :HALF_SIZE], obs[:, HALF_SIZE:]
-        sx, sy = me[:, Obs.X] * R.BLAST_X, me[:, Obs.Y] * Y_SCALE
-        dx = op[:, Obs.X] * R.BLAST_X - sx
-        dy = op[:, Obs.Y] * Y_SCALE - sy
-        return cls(
-            me=me,
-            op=op,
-            sx=sx,
-            sy=sy,
-            dx=dx,
-            dy=dy,
-            grounded=me[:, Obs.ON_GROUND] > 0.5,
-            facing_opp=me[:, Obs.FACING] * dx > 0,
-            toward=np.where(dx >= 0, Action.RIGHT, Action.LEFT),
-        )
-
-    def op_mode(self, mode: Mode) -> np.ndarray:
-        return self.op[:, Obs.MODE_ONE_HOT + mode] > 0.5
-
-
-def _recover(v: _View) -> tuple[np.ndarray, np.ndarray]:
-    """(needed, action) for getting back onto the stage from off it or below it."""
-    ax = np.abs(v.sx)
-    off = (ax > R.STAGE_HALF_WIDTH) | (v.sy < -0.05)
-    under = (ax < R.STAGE_HALF_WIDTH - 0.05) & (v.sy < -0.05)
-    to_center = np.where(v.sx > 0, Action.LEFT, Action.RIGHT)
-    outward = np.where(v.sx > 0, Action.RIGHT, Action.LEFT)
-    facing_center = v.me[:, Obs.FACING] * -np.sign(v.sx) > 0
-    can_dash = (
-        (v.me[:, Obs.AIR_DASH] > 0.5)
-        & (v.me[:, Obs.DASH_COOLDOWN] == 0)
-        & facing_center
-        & (ax > R.STAGE_HALF_WIDTH + 1.5)
-    )
-    can_jump = (
-        (v.me[:, Obs.JUMPS] > 0)
-        & (v.me[:, Obs.JUMP_COOLDOWN] == 0)
-        & (v.me[:, Obs.VY] < 0.1)
-        & (v.sy < 1.0)
-    )
-    # Under the stage a jump would bonk its underside: first move out past the ledge.
-    action = np.select([under, can_dash, can_jump], [outward, Action.DASH, Action.JUMP], to_center)
-    return off, action
-
-
 def act_based(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    v = _View.of(obs)
+    v = View.of(obs)
     adx, ady = np.abs(v.dx), np.abs(v.dy)
     roll = rng.random(len(obs))
-    recovering, recover_action = _recover(v)
+    recovering, recover_action = recover(v)
     op_attacking = v.op_mode(Mode.LIGHT) | v.op_mode(Mode.HEAVY)
     op_threat = (v.op[:, Obs.STARTUP_LEFT] > 0) | (v.op[:, Obs.ATTACK_ACTIVE] > 0.5)
     op_facing_me = v.op[:, Obs.FACING] * v.dx < 0
@@ -118,8 +65,8 @@ def act_based(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     safe_zone = np.abs(v.sx) < R.STAGE_HALF_WIDTH - 1.5
     hop = v.grounded & safe_zone & (v.me[:, Obs.JUMPS] > 0) & (v.me[:, Obs.JUMP_COOLDOWN] == 0)
     hop &= ((v.dy > 1.5) & (adx < 3.5)) | (roll < 0.01)
-    approach, approach_action = _approach(v, adx, roll)
-    conditions = [recovering, block, grab, heavy, light, turn, drop, hop, approach]
+    approaching, approach_action = approach(v, adx, roll)
+    conditions = [recovering, block, grab, heavy, light, turn, drop, hop, approaching]
     choices = [
         recover_action,
         Action.BLOCK,
@@ -134,56 +81,24 @@ def act_based(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.select(conditions, choices, Action.IDLE).astype(np.int64)
 
 
-def _approach(v: _View, adx: np.ndarray, roll: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Walk (or dash) towards the opponent, but never walk off a ledge after it."""
-    stays_on = _on_stage_after(v, np.sign(v.dx), 0.8)
-    wanted = (adx > 1.1) & stays_on
-    dash = v.grounded & v.facing_opp & (adx > 4.0) & (roll < 0.1)
-    return wanted, np.where(dash, Action.DASH, v.toward)
-
-
-def _on_stage_after(v: _View, direction: np.ndarray, distance: float) -> np.ndarray:
-    """Whether moving `distance` towards `direction` (+1 right, -1 left) stays well on stage."""
-    return np.abs(v.sx + direction * distance) < R.STAGE_HALF_WIDTH - 0.6
-
-
-def _in_hit_line(v: _View, adx: np.ndarray) -> np.ndarray:
-    """Facing the opponent, or so close that the hitbox's back reach covers it anyway
-    (turning towards an overlapping opponent would flip the facing every frame)."""
-    return v.facing_opp | (adx < R.BACK_REACH - 0.05)
-
-
-def _op_busy_frames(v: _View) -> np.ndarray:
-    """Frames until the opponent can act again: attack recovery, hitstun or a shield break."""
-    stunned = v.op_mode(Mode.HITSTUN) | v.op_mode(Mode.STUNNED)
-    stun = np.where(stunned, v.op[:, Obs.STUN_LEFT] * R.MAX_STUN_FRAMES, 0.0)
-    return np.maximum(v.op[:, Obs.RECOVERY_LEFT] * R.MAX_PHASE_FRAMES, stun)
-
-
-def _op_threat(v: _View) -> np.ndarray:
-    """The opponent's attack has not hit yet: its startup or active frames."""
-    attacking = v.op_mode(Mode.LIGHT) | v.op_mode(Mode.HEAVY) | v.op_mode(Mode.GRAB)
-    return attacking & ((v.op[:, Obs.STARTUP_LEFT] > 0) | (v.op[:, Obs.ATTACK_ACTIVE] > 0.5))
-
-
 def act_rusher(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Dashes in and spams lights; heavies only an opponent busy for 6+ more frames (hitstun,
     recovery) and 3% at random; never blocks or grabs. Beaten by blocking: every blocked light
     leaves it in recovery next to the blocker."""
-    v = _View.of(obs)
+    v = View.of(obs)
     adx, ady = np.abs(v.dx), np.abs(v.dy)
     roll = rng.random(len(obs))
-    recovering, recover_action = _recover(v)
+    recovering, recover_action = recover(v)
     side = np.sign(v.dx)
-    aim = _in_hit_line(v, adx)
-    heavy = aim & (ady < 1.0) & (adx < 1.8) & ((_op_busy_frames(v) > 5) | (roll < 0.03))
+    aim = in_hit_line(v, adx)
+    heavy = aim & (ady < 1.0) & (adx < 1.8) & ((op_busy_frames(v) > 5) | (roll < 0.03))
     light = aim & (ady < 0.9) & (adx < 1.3)
     turn = ~aim & (adx < 2.5)
     dash = v.grounded & v.facing_opp & (adx > 1.6) & (v.me[:, Obs.DASH_COOLDOWN] == 0)
-    dash &= _on_stage_after(v, side, R.DASH_SPEED * R.DASH_FRAMES)
+    dash &= on_stage_after(v, side, R.DASH_SPEED * R.DASH_FRAMES)
     hop = v.grounded & (v.dy > 1.5) & (adx < 3.0) & (v.me[:, Obs.JUMP_COOLDOWN] == 0)
     drop = (v.me[:, Obs.ON_PLATFORM] > 0.5) & (v.dy < -1.0)
-    approach = (adx > 0.9) & _on_stage_after(v, side, 0.8)
+    approach = (adx > 0.9) & on_stage_after(v, side, 0.8)
     conditions = [recovering, heavy, light, turn, dash, hop, drop, approach]
     choices = [
         recover_action,
@@ -202,20 +117,20 @@ def act_blocker(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Holds the centre and blocks whenever the opponent is close or attacking, then punishes
     recovery with grab, light or heavy; never approaches. Beaten by grabs (they go through the
     block) and by pokes from outside its punish range, which wear its shield down."""
-    v = _View.of(obs)
+    v = View.of(obs)
     adx, ady = np.abs(v.dx), np.abs(v.dy)
-    recovering, recover_action = _recover(v)
-    in_line = _in_hit_line(v, adx)
+    recovering, recover_action = recover(v)
+    in_line = in_hit_line(v, adx)
     aim = in_line & (ady < 0.9)
     # Punish only with what lands before the opponent is free to block: the attack's startup
     # plus the frame it is chosen on must fit into the opponent's busy frames.
-    busy = _op_busy_frames(v)
+    busy = op_busy_frames(v)
     grab = aim & v.grounded & (adx < 1.0) & (ady < 0.5) & (busy >= 3)
     heavy = aim & (adx < 1.8) & (busy >= 6)
     light = aim & (adx < 1.3) & (busy >= 3)
     turn = ~in_line & (adx < 3.0)
     close = (adx < 2.4) & (ady < 1.5)
-    guard = _op_threat(v) | v.op_mode(Mode.DASH) | (adx < 1.6)
+    guard = op_threat(v) | v.op_mode(Mode.DASH) | (adx < 1.6)
     # Above 0.3 shield one blocked heavy (0.28) cannot break it.
     block = v.grounded & close & guard & (v.me[:, Obs.SHIELD] > 0.3)
     # Waiting at the centre keeps block pushback from carrying it off a ledge.
@@ -239,9 +154,9 @@ def act_zoner(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     walking in; backs off (or jumps away at a ledge) when the opponent gets close. Beaten by
     getting close: there its slow heavy loses to faster attacks, it turns its back to retreat,
     and a whiffed or blocked heavy leaves 7 recovery frames."""
-    v = _View.of(obs)
+    v = View.of(obs)
     adx, ady = np.abs(v.dx), np.abs(v.dy)
-    recovering, recover_action = _recover(v)
+    recovering, recover_action = recover(v)
     side = np.sign(v.dx)
     # The gap when a heavy chosen now becomes active: minus its own slide (friction halves
     # the speed each frame, so about one frame's worth) and the opponent's closing speed
@@ -249,14 +164,14 @@ def act_zoner(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     my_closing = v.me[:, Obs.VX] * VELOCITY_SCALE * side
     op_closing = -v.op[:, Obs.VX] * VELOCITY_SCALE * side
     gap = adx - my_closing - op_closing * R.ATTACK_STARTUP[Mode.HEAVY]
-    aim = _in_hit_line(v, adx)
+    aim = in_hit_line(v, adx)
     in_range = gap < R.ATTACK_REACH[Mode.HEAVY]
     poke = aim & (ady < 1.0) & in_range
     too_close = v.grounded & (adx < 1.3)
-    retreat = too_close & _on_stage_after(v, -side, 0.6)
+    retreat = too_close & on_stage_after(v, -side, 0.6)
     jump_away = too_close & (v.me[:, Obs.JUMP_COOLDOWN] == 0)
     turn = ~aim & (adx < 3.5)
-    approach = ~in_range & _on_stage_after(v, side, 0.6)
+    approach = ~in_range & on_stage_after(v, side, 0.6)
     away = np.where(side > 0, Action.LEFT, Action.RIGHT)
     conditions = [recovering, retreat, jump_away, poke, turn, approach]
     choices = [recover_action, away, Action.JUMP, Action.HEAVY, v.toward, v.toward]
