@@ -141,13 +141,18 @@ def spec_for(
     kickstart_env_steps: int,
     styles: Sequence[str] = STYLES,
     history: int | None = None,
+    history_of: str = "opponent",
     mix_pfsp: float = 0.0,
 ) -> ExperimentSpec:
-    """`history`: (c)'s opponent-history length, if not `MODELS`'s; `mix_pfsp`: the share of
-    the styles' games PFSP hands out by main's results (docs/league.md), the rest equal."""
-    model_spec = MODELS[model] | (
-        {"history": history} if history and "history" in MODELS[model] else {}
-    )
+    """`history`: (c)'s history length, if not `MODELS`'s; `history_of`: what each history
+    frame holds, the opponent's half of the observation or the whole frame (both players, so
+    an exchange's attack and its answer sit in one token); `mix_pfsp`: the share of the
+    styles' games PFSP hands out by main's results (docs/league.md), the rest equal."""
+    model_spec = dict(MODELS[model])
+    if "history" in model_spec:
+        model_spec["history"] = history or model_spec["history"]
+        if history_of == "frame":
+            model_spec["obs_split"] = {"self": [0, 64], "opponent": [0, 64]}
     bc = {"bc": kickstart(kickstart_env_steps)} if kickstart_env_steps else {}
     return validate_spec_data(
         {
@@ -292,6 +297,7 @@ def run_seed(seed: int, args: argparse.Namespace, *, env_steps: int, games: int)
             kickstart_env_steps=args.kickstart_env_steps,
             styles=args.styles,
             history=args.history,
+            history_of=args.history_of,
             mix_pfsp=args.mix_pfsp,
         )
         out_dir = args.out / f"seed{seed}"
@@ -352,6 +358,10 @@ def main() -> None:
     parser.add_argument(
         "--history", type=int, default=MODELS["transformer_lstm"]["history"],
         help="(c)'s opponent-history length in frames (the reference trainer's is 90)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--history-of", choices=("opponent", "frame"), default="opponent",
+        help="(c)'s history frames: the opponent's half of the observation or the whole frame",
     )  # fmt: skip
     parser.add_argument(
         "--mix-pfsp", type=float, default=0.0,

@@ -338,4 +338,7 @@ def league_metrics(league: League, counts: Mapping[str, Counter]) -> dict[str, f
         win_prob = league.results.win_prob(MAIN_ID, member_id)
         if win_prob is not None:
             metrics[f"league/win_rate/{member_id}"] = float(win_prob)
+            metrics[f"league/draw_rate/{member_id}"] = float(
+                league.results.draw_rate(MAIN_ID, member_id)
+            )
     return metrics

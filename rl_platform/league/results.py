@@ -91,6 +91,15 @@ class ResultBook:
         codes += [-c for c in self._pair_codes(opponent_id, learner_id)]
         return _score(codes)
 
+    def draw_rate(self, learner_id: str, opponent_id: str) -> float | None:
+        """Share of draws among the games `win_prob` reads; None if never played. With it a
+        window's score splits into wins (score - draws / 2) and draws."""
+        codes = [
+            *self._pair_codes(learner_id, opponent_id),
+            *self._pair_codes(opponent_id, learner_id),
+        ]
+        return None if not codes else codes.count(0) / len(codes)
+
     def _pair_codes(self, a: str, b: str) -> deque[int]:
         record = self._pairs.get(a, {}).get(b)
         return record.recent if record is not None else deque()

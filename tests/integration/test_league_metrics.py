@@ -65,3 +65,6 @@ def test_an_opponent_mix_schedule_switches_by_env_steps_and_resumes_in_its_phase
     ]
     assert resumed.iterations == 3
     assert rows[-1]["league/games/constant"] > 0 and "league/games/based" not in rows[-1]
+    # A window's score is wins plus half the draws; its draw share comes with it.
+    assert 0.0 <= rows[-1]["league/draw_rate/constant"] <= 1.0
+    assert rows[-1]["league/draw_rate/constant"] / 2 <= rows[-1]["league/win_rate/constant"]

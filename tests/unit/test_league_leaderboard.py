@@ -55,3 +55,16 @@ def test_matchup_matrix_counts_both_seats() -> None:
     assert matrix.to_dict()["ids"] == ["a", "b", "c"]
     with pytest.raises(UserError, match="outside"):
         matchup_matrix(["a"], [("a", "z", "win")])
+
+
+def test_a_windows_draw_rate_splits_its_score_into_wins_and_draws() -> None:
+    book = ResultBook(window=4)
+    assert book.draw_rate("main", "zoner") is None
+    for outcome in (Outcome.LOSS, Outcome.DRAW, Outcome.DRAW, Outcome.WIN, Outcome.DRAW):
+        book.record("main", "zoner", outcome=outcome)
+    book.record("zoner", "main", outcome=Outcome.LOSS)  # main's win from the other seat
+    # The window holds main's last 4 games as main plus the 1 as zoner: D D W D and W.
+    assert book.draw_rate("main", "zoner") == pytest.approx(3 / 5)
+    score = book.win_prob("main", "zoner")
+    assert score == pytest.approx((2 + 3 * 0.5) / 5)
+    assert score - book.draw_rate("main", "zoner") / 2 == pytest.approx(2 / 5)  # wins only
