@@ -1,7 +1,8 @@
 """Does reading the opponent's history pay? MLP vs LSTM vs transformer_lstm on the duel.
 
     uv run python benchmarks/opponent_encoder_value.py [--env-steps 2000000] [--games 200]
-        [--seeds 0 1 2] [--history 30] [--quick] [--out runs/opponent_encoder_value]
+        [--seeds 0 1 2] [--history 30] [--history-of opponent] [--mix-pfsp 0] [--quick]
+        [--out runs/opponent_encoder_value]
 
 Trains three models with the same env-step budget, on the array runner, in a league whose
 opponents are the scripted duel styles in equal shares (`based`, `rusher`, `blocker`,
@@ -26,7 +27,9 @@ policy that guesses from the current frame wins in one kind of game at most, one
 the history in all three. `--styles` picks the league mix and the evaluated styles,
 `--evaluate-only` re-evaluates the newest trained runs under `--out` with their own
 spec.yaml. `--history` sets (c)'s history length (30 frames by default; the reference
-trainer's 90 did worse here, docs/modules.md).
+trainer's 90 did worse here, docs/modules.md), `--history-of frame` makes each history token
+the whole frame instead of the opponent's half, and `--mix-pfsp S` hands a share S of the
+styles' games out by PFSP on main's results (`league.mix_pfsp`); both did worse here too.
 
 All three start with the same BC kickstart towards `based` (`--kickstart-env-steps`, 200k by
 default; docs/bc.md), then train with PPO at their own learning rate and value-loss weight
