@@ -109,9 +109,9 @@ def test_search_passes_dashboard_on(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     assert seen["dashboard"] is True
 
 
-def _league_run(run_dir: Path) -> None:
+def _league_run(run_dir: Path, *, mix_pfsp: float = 0.0) -> None:
     """A duel_vs_based run folder after one iteration: main beat `based` twice."""
-    spec = load_spec(EXPERIMENTS / "duel_vs_based.yaml")
+    spec = load_spec(EXPERIMENTS / "duel_vs_based.yaml", overrides=[f"league.mix_pfsp={mix_pfsp}"])
     run_dir.mkdir()
     write_spec(run_dir, spec)
     assert spec.league is not None
@@ -138,3 +138,15 @@ def test_league_show_json_holds_the_leaderboard_and_the_mix(tmp_path: Path) -> N
     assert view["schedule"] is None
     table = CliRunner().invoke(league_app, ["show", str(run_dir)])
     assert "win rate vs main" in table.stdout and "opponent mix at 100 env steps" in table.stdout
+
+
+def test_league_show_gives_the_shares_pfsp_hands_out_now(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    _league_run(run_dir, mix_pfsp=1.0)
+    result = CliRunner().invoke(league_app, ["show", str(run_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    # Main always beat `based` (hard PFSP weight 0); `constant` is unplayed (prior 0.5), so
+    # the scripted keys' 85% all goes to it; self_play keeps its 15%.
+    assert json.loads(result.stdout)["opponent_mix"] == pytest.approx(
+        {"based": 0.0, "self_play": 0.15, "constant": 0.85}
+    )
