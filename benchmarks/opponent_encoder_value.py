@@ -180,7 +180,8 @@ def spec_for(
                 "scripted": list(styles),
                 "mix_pfsp": mix_pfsp,
                 # PFSP reads these windows; 100 games per style span ~600k env steps here,
-                # too slow to follow a policy that moves within 2M.
+                # too slow to follow a policy that moves within 2M. Without PFSP (and with
+                # no snapshots) they only feed the `league/win_rate/` metrics.
                 "win_rate_window": 50,
                 "slots": 1,
             },
