@@ -78,6 +78,28 @@ def normalize_mix(mix: Mapping[str, float]) -> dict[str, float]:
     return {key: w / total for key, w in mix.items() if w > 0}
 
 
+def mix_with_pfsp(
+    mix: Mapping[str, float],
+    win_prob: WinProb,
+    *,
+    share: float,
+    weighting: PfspWeighting | str,
+    p: float,
+) -> dict[str, float]:
+    """The mix, in its order, with `share` of the combined weight of its keys other than
+    self_play handed out among them by PFSP and the rest by their fixed weights."""
+    members = [key for key in mix if key != SELF_PLAY]
+    if share == 0 or not members:
+        return dict(mix)
+    total = sum(mix[key] for key in members)
+    pfsp = pfsp_weights([win_prob(k) for k in members], weighting=weighting, p=p)
+    shared = {key: total * float(q) for key, q in zip(members, pfsp, strict=True)}
+    return {
+        key: w if key == SELF_PLAY else (1 - share) * w + share * shared[key]
+        for key, w in mix.items()
+    }
+
+
 def latest_member(candidates: Sequence[Member]) -> Member:
     """Most recent by creation step; registration order breaks ties (later wins)."""
     order = {m.id: i for i, m in enumerate(candidates)}
@@ -159,18 +181,10 @@ class Matchmaker:
         return dist
 
     def mix_in_effect(self, win_prob: WinProb) -> dict[str, float]:
-        """The mix, in its order, with `mix_pfsp` of the combined weight of its keys other
-        than self_play shared among them by PFSP and the rest by their fixed weights."""
-        members = [key for key in self.mix if key != SELF_PLAY]
-        if self.mix_pfsp == 0 or not members:
-            return dict(self.mix)
-        total = sum(self.mix[key] for key in members)
-        pfsp = pfsp_weights([win_prob(k) for k in members], weighting=self.weighting, p=self.p)
-        shared = {key: total * float(q) for key, q in zip(members, pfsp, strict=True)}
-        return {
-            key: w if key == SELF_PLAY else (1 - self.mix_pfsp) * w + self.mix_pfsp * shared[key]
-            for key, w in self.mix.items()
-        }
+        """The mix with this matchmaker's `mix_pfsp` applied (`mix_with_pfsp`)."""
+        return mix_with_pfsp(
+            self.mix, win_prob, share=self.mix_pfsp, weighting=self.weighting, p=self.p
+        )
 
     def self_play(
         self, learner: Member, *, members: Sequence[Member], win_prob: WinProb

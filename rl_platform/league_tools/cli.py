@@ -113,7 +113,7 @@ def _league_view(run_dir: Path) -> dict[str, Any]:
     """What `show` prints, as plain data: the leaderboard and, when the run's spec is beside
     the league, the opponent mix now and the schedule's phases."""
     from rl_platform.league.leaderboard import leaderboard
-    from rl_platform.league.matchmaking import Matchmaker
+    from rl_platform.league.matchmaking import mix_with_pfsp
     from rl_platform.league.mix_schedule import phases_of
     from rl_platform.league.pool import LeaguePool
     from rl_platform.league.results import ResultBook
@@ -133,17 +133,14 @@ def _league_view(run_dir: Path) -> dict[str, Any]:
     if not (run_dir / SPEC_FILE).is_file():  # a league folder copied without its run: no mix
         return view
     spec = _run_spec(run_dir).league
-    view["opponent_mix"] = spec.mix_at(env_steps)
-    if spec.mix_pfsp > 0:  # the shares main's windows give the scripted keys now
-        matchmaker = Matchmaker(
-            mix=view["opponent_mix"],
-            weighting=spec.pfsp_weighting,
-            p=spec.pfsp_p,
-            mix_pfsp=spec.mix_pfsp,
-        )
-        view["opponent_mix"] = matchmaker.mix_in_effect(
-            lambda opponent: book.win_prob(MAIN_MODULE_ID, opponent)
-        )
+    # With `mix_pfsp`, the shares main's saved windows give the scripted keys now.
+    view["opponent_mix"] = mix_with_pfsp(
+        spec.mix_at(env_steps),
+        lambda opponent: book.win_prob(MAIN_MODULE_ID, opponent),
+        share=spec.mix_pfsp,
+        weighting=spec.pfsp_weighting,
+        p=spec.pfsp_p,
+    )
     phases = phases_of(spec.opponent_mix)
     if len(phases) > 1:
         current = max(i for i, p in enumerate(phases) if p.from_env_steps <= env_steps)
