@@ -1,7 +1,8 @@
 """Does reading the opponent's history pay? MLP vs LSTM vs transformer_lstm on the duel.
 
     uv run python benchmarks/opponent_encoder_value.py [--env-steps 2000000] [--games 200]
-        [--seeds 0 1 2] [--history 30] [--history-of opponent] [--mix-pfsp 0] [--quick]
+        [--seeds 0 1 2] [--history 30] [--history-of opponent] [--mix-pfsp 0]
+        [--opponent-action 0] [--quick]
         [--out runs/opponent_encoder_value]
 
 Trains three models with the same env-step budget, on the array runner, in a league whose
@@ -20,6 +21,9 @@ the duel's vectorized arena:
 * (c0) the same (c) policy with its history cut to the current frame: the encoder's key/value
   cache is cleared after every step, the LSTM keeps its state. If (c)'s edge comes from reading
   the opponent's history, (c0) loses it;
+* (c00) the same (c) policy with all its memory cut: the cache and the LSTM state are reset
+  after every step, so it sees the current frame only. (c0) keeps the LSTM, which reads the
+  whole current frame at every step, so it can still remember the opponent; (c00) cannot;
 * (b0) the same (b) policy with its memory cut: its LSTM state is reset after every step.
 
 Against `counter` the win rate is also split by its blind spot (`counter_by_blind_spot`): a
@@ -69,12 +73,16 @@ from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 
 STYLES = ("based", "rusher", "blocker", "zoner", "counter")
 HISTORY_CUT = "transformer_lstm, history cut"
+ALL_MEMORY_CUT = "transformer_lstm, all memory cut"
 MEMORY_CUT = "lstm, memory cut"
-FORGETS: dict[str, tuple[str, ...]] = {"transformer_lstm": ("kv",), "lstm": ("",)}
-"""Per model, the state entries its memory-cut policy resets after every step (name prefixes;
-"" is every entry): (c0) forgets the streaming encoder's key/value cache and keeps its LSTM,
-(b0) forgets the LSTM's state, all the memory (b) has."""
-CUT_ROWS = {"transformer_lstm": HISTORY_CUT, "lstm": MEMORY_CUT}
+CUTS: dict[str, dict[str, tuple[str, ...]]] = {
+    "transformer_lstm": {HISTORY_CUT: ("kv",), ALL_MEMORY_CUT: ("",)},
+    "lstm": {MEMORY_CUT: ("",)},
+}
+"""Per model, its memory-cut rows and the state entries each resets after every step (name
+prefixes; "" is every entry): (c0) forgets the streaming encoder's key/value cache and keeps
+its LSTM, (c00) forgets both, so it sees the current frame only; (b0) forgets the LSTM's
+state, all the memory (b) has."""
 LR_DECAY_ENV_STEPS = 2_000_000
 MODELS: dict[str, dict[str, Any]] = {
     "mlp": {"type": "mlp", "hidden": [256, 256]},
@@ -146,14 +154,17 @@ def spec_for(
     history: int | None = None,
     history_of: str = "opponent",
     mix_pfsp: float = 0.0,
+    opponent_action: float = 0.0,
 ) -> ExperimentSpec:
     """`history`: (c)'s history length, if not `MODELS`'s; `history_of`: what each history
     frame holds, the opponent's half of the observation or the whole frame (both players, so
     an exchange's attack and its answer sit in one token); `mix_pfsp`: the share of the
-    styles' games PFSP hands out by main's results (docs/league.md), the rest equal."""
+    styles' games PFSP hands out by main's results (docs/league.md), the rest equal;
+    `opponent_action`: (c)'s weight of the policy-inference loss (docs/modules.md)."""
     model_spec = dict(MODELS[model])
     if "history" in model_spec:
         model_spec["history"] = history or model_spec["history"]
+        model_spec["opponent_action"] = opponent_action
         if history_of == "frame":
             model_spec["obs_split"] = {"self": [0, 64], "opponent": [0, 64]}
     bc = {"bc": kickstart(kickstart_env_steps)} if kickstart_env_steps else {}
@@ -196,7 +207,7 @@ def spec_for(
 
 class ForgetfulPolicy(ModulePolicy):
     """A trained recurrent policy that forgets after every step: the state entries whose names
-    start with `forgets` go back to their initial value (`FORGETS`)."""
+    start with `forgets` go back to their initial value (`CUTS`)."""
 
     def __init__(self, *args: Any, forgets: tuple[str, ...], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -212,14 +223,16 @@ class ForgetfulPolicy(ModulePolicy):
         return actions
 
 
-def trained_policy(spec: ExperimentSpec, run_dir: Path, *, sample: bool, cut: bool) -> Any:
-    """The trained `main` policy; with `cut`, its memory-cut twin (`FORGETS`)."""
+def trained_policy(
+    spec: ExperimentSpec, run_dir: Path, *, sample: bool, forgets: tuple[str, ...] | None
+) -> Any:
+    """The trained `main` policy; with `forgets`, its memory-cut twin (`CUTS`)."""
     loaded = load_checkpoint(resolve_checkpoint(run_dir))
     weights = module_weights(loaded.parts[ALGORITHM_PART])["main"]
     target = EnvTarget(spec.env.id)
     observation_space, action_space = probe_env(target).spaces["player_0"]
     context = EnvContext(spec.env.id, observation_space, action_space)
-    if not cut:
+    if forgets is None:
         return learned_policy(spec, weights, env=context, sample=sample, label=spec.name), context
     converter = history_converter(spec, observation_space)
     rebuilt = build_module(
@@ -229,7 +242,6 @@ def trained_policy(spec: ExperimentSpec, run_dir: Path, *, sample: bool, cut: bo
         weights=weights,
         inference_only=True,
     )
-    forgets = FORGETS[spec.model.type]
     policy = ForgetfulPolicy(
         spec.name, rebuilt, sample=sample, converter=converter, forgets=forgets
     )
@@ -249,11 +261,16 @@ def win_rate(policy: Any, opponent: Any, *, games: int, seed: int) -> float:
 
 
 def evaluate(
-    spec: ExperimentSpec, run_dir: Path, *, games: int, cut: bool, styles: Sequence[str]
+    spec: ExperimentSpec,
+    run_dir: Path,
+    *,
+    games: int,
+    forgets: tuple[str, ...] | None,
+    styles: Sequence[str],
 ) -> dict:
     row: dict[str, float] = {}
     for mode in ("greedy", "sampled"):
-        policy, context = trained_policy(spec, run_dir, sample=mode == "sampled", cut=cut)
+        policy, context = trained_policy(spec, run_dir, sample=mode == "sampled", forgets=forgets)
         rates = []
         for style in styles:
             opponent = load_policy(f"scripted://duel/{style}", env=context)
@@ -261,19 +278,24 @@ def evaluate(
             row[f"{mode}/{style}"] = rates[-1]
         row[f"{mode}/mean"] = float(np.mean(rates))
         if "counter" in styles:
-            row |= counter_by_blind_spot(spec, run_dir, games=games, cut=cut, mode=mode)
+            row |= counter_by_blind_spot(spec, run_dir, games=games, forgets=forgets, mode=mode)
     return row
 
 
 def counter_by_blind_spot(
-    spec: ExperimentSpec, run_dir: Path, *, games: int, cut: bool, mode: str
+    spec: ExperimentSpec,
+    run_dir: Path,
+    *,
+    games: int,
+    forgets: tuple[str, ...] | None,
+    mode: str,
 ) -> dict[str, float]:
     """The win rate against `counter` in the games of each of its blind spots (`games` games
     in all, half from each seat). A policy that reads `counter`'s history wins in all three
     kinds of game; one that guesses from the current frame wins in one at most."""
 
     def fresh_policy() -> ActFn:  # recurrent state and history per game row, from scratch
-        policy, _ = trained_policy(spec, run_dir, sample=mode == "sampled", cut=cut)
+        policy, _ = trained_policy(spec, run_dir, sample=mode == "sampled", forgets=forgets)
         return lambda obs, rng: policy.act(obs, rng, keys=range(len(obs)))
 
     wins = wins_by_blind_spot(fresh_policy, games=games // 2, seed=spec.seed or 0)
@@ -303,6 +325,7 @@ def run_seed(seed: int, args: argparse.Namespace, *, env_steps: int, games: int)
             history=args.history,
             history_of=args.history_of,
             mix_pfsp=args.mix_pfsp,
+            opponent_action=args.opponent_action,
         )
         out_dir = args.out / f"seed{seed}"
         if args.evaluate_only:
@@ -310,10 +333,10 @@ def run_seed(seed: int, args: argparse.Namespace, *, env_steps: int, games: int)
             spec = load_spec(run_dir / "spec.yaml")  # as it trained (`--history` included)
         else:
             run_dir = train(spec, out_dir=out_dir).run_dir
-        rows[model] = evaluate(spec, run_dir, games=games, cut=False, styles=args.styles)
-        if model in CUT_ROWS:
-            rows[CUT_ROWS[model]] = evaluate(
-                spec, run_dir, games=games, cut=True, styles=args.styles
+        rows[model] = evaluate(spec, run_dir, games=games, forgets=None, styles=args.styles)
+        for row_name, forgets in CUTS.get(model, {}).items():
+            rows[row_name] = evaluate(
+                spec, run_dir, games=games, forgets=forgets, styles=args.styles
             )
         print(json.dumps({model: rows[model], "run": str(run_dir)}), flush=True)
     print(f"\n{env_steps:,} env steps per model, {games} games per style and mode, seed {seed}")
@@ -321,9 +344,10 @@ def run_seed(seed: int, args: argparse.Namespace, *, env_steps: int, games: int)
     return rows
 
 
-def edges(rows_by_seed: list[dict[str, dict]], mode: str) -> tuple[list, list]:
-    """Per seed: (c)'s mean win rate minus the better baseline's, and minus (c0)'s."""
-    over_baselines, over_cut = [], []
+def edges(rows_by_seed: list[dict[str, dict]], mode: str) -> tuple[list, list, list]:
+    """Per seed: (c)'s mean win rate minus the better baseline's, minus (c0)'s and minus
+    (c00)'s."""
+    over_baselines, over_cut, over_all_cut = [], [], []
     for rows in rows_by_seed:
         if "transformer_lstm" not in rows:
             continue
@@ -332,7 +356,9 @@ def edges(rows_by_seed: list[dict[str, dict]], mode: str) -> tuple[list, list]:
         if baselines:
             over_baselines.append(ours - max(baselines))
         over_cut.append(ours - rows[HISTORY_CUT][f"{mode}/mean"])
-    return over_baselines, over_cut
+        if ALL_MEMORY_CUT in rows:  # runs before it existed lack the row
+            over_all_cut.append(ours - rows[ALL_MEMORY_CUT][f"{mode}/mean"])
+    return over_baselines, over_cut, over_all_cut
 
 
 def memory_edges(rows_by_seed: list[dict[str, dict]], mode: str) -> list[float]:
@@ -372,6 +398,10 @@ def main() -> None:
         help="share of the styles' games handed out by PFSP on main's results (0: equal fifths)",
     )  # fmt: skip
     parser.add_argument(
+        "--opponent-action", type=float, default=0.0,
+        help="(c)'s weight of the loss that infers the opponent's action (0: none)",
+    )  # fmt: skip
+    parser.add_argument(
         "--kickstart-env-steps", type=int, default=200_000,
         help="env steps of the BC kickstart towards `based` (0: none, plain PPO from scratch)",
     )  # fmt: skip
@@ -383,11 +413,12 @@ def main() -> None:
         (args.out / "results.json").write_text(json.dumps(rows_by_seed, indent=2) + "\n")
     print()
     for mode in ("greedy", "sampled"):
-        over_baselines, over_cut = edges(rows_by_seed, mode)
+        over_baselines, over_cut, over_all_cut = edges(rows_by_seed, mode)
         print(
             ratio_line(f"{mode}: (c) - best of (a), (b)", over_baselines, goal=0.10, at_most=False)
         )
         print(ratio_line(f"{mode}: (c) - (c0) history cut", over_cut))
+        print(ratio_line(f"{mode}: (c) - (c00) all memory cut", over_all_cut))
         print(ratio_line(f"{mode}: (b) - (b0) memory cut", memory_edges(rows_by_seed, mode)))
 
 

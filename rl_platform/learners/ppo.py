@@ -2,7 +2,10 @@
 
 A module that returns "opponent_prediction" from `forward_train` (transformer_lstm with
 `opponent_prediction` > 0) adds that weight x `opponent_prediction_loss`, logged as
-`loss/opponent_prediction` (the unweighted error).
+`loss/opponent_prediction` (the unweighted error); one that returns "opponent_action_logits"
+(`opponent_action` > 0) adds that weight x `opponent_action_loss` against the runner's
+"opponent_actions" column, logged as `loss/opponent_action` and
+`train/opponent_action_accuracy`.
 """
 
 from typing import Any
@@ -15,6 +18,11 @@ from ray.rllib.utils.annotations import override
 from rl_platform.connectors.history_window import HISTORY_KEY, MASK_KEY
 from rl_platform.learners.chunk_states import IndexedChunkStates
 from rl_platform.learners.finite_guard import FiniteUpdateGuard
+from rl_platform.losses.opponent_action import (
+    OPPONENT_ACTION_LOGITS,
+    OPPONENT_ACTIONS,
+    opponent_action_loss,
+)
 from rl_platform.losses.opponent_prediction import OPPONENT_PREDICTION, opponent_prediction_loss
 from rl_platform.losses.ppo_diagnostics import ppo_diagnostics
 
@@ -39,6 +47,8 @@ class PlatformPPOLearner(FiniteUpdateGuard, IndexedChunkStates, PPOTorchLearner)
         self.metrics.log_dict(diagnostics, key=module_id, window=1)
         if OPPONENT_PREDICTION in fwd_out:
             total_loss = total_loss + self._opponent_prediction(module_id, module, batch, fwd_out)
+        if OPPONENT_ACTION_LOGITS in fwd_out:
+            total_loss = total_loss + self._opponent_action(module_id, module, batch, fwd_out)
         return total_loss
 
     def _opponent_prediction(
@@ -56,3 +66,24 @@ class PlatformPPOLearner(FiniteUpdateGuard, IndexedChunkStates, PPOTorchLearner)
             (module_id, "loss/opponent_prediction"), loss.detach(), reduce="mean"
         )
         return module.parsed_config.opponent_prediction * loss
+
+    def _opponent_action(
+        self, module_id: str, module: Any, batch: dict[str, Any], fwd_out: dict[str, Any]
+    ) -> torch.Tensor:
+        """The weighted policy-inference loss; logs the unweighted one and its accuracy."""
+        if OPPONENT_ACTIONS not in batch:
+            raise ValueError(
+                f"module {module_id!r} has model.opponent_action > 0 but its batch has no "
+                f"{OPPONENT_ACTIONS!r} column: only the array runner (env.runner: vector) "
+                "records the opponent's actions"
+            )
+        loss, accuracy = opponent_action_loss(
+            logits=fwd_out[OPPONENT_ACTION_LOGITS],
+            actions=batch[OPPONENT_ACTIONS],
+            loss_mask=batch.get(Columns.LOSS_MASK),
+        )
+        self.metrics.log_value((module_id, "loss/opponent_action"), loss.detach(), reduce="mean")
+        self.metrics.log_value(
+            (module_id, "train/opponent_action_accuracy"), accuracy, reduce="mean"
+        )
+        return module.parsed_config.opponent_action * loss

@@ -4,8 +4,8 @@ model_config keys (defaults): history 90, encoder window | streaming, layers 6, 
 d_model 256, lstm_cell_size 512, actor [96, 96], critic [96, 96], obs_encoder [256],
 ffn_mult 1, precision fp32 | bf16, max_seq_len 32, activation relu, critic_input memory |
 observation, lstm_skip false, opponent_prediction 0.0 (with a weight, `forward_train` also
-returns "opponent_prediction" [B, T, D] for the learner's auxiliary loss), obs_split (read by
-the connector only).
+returns "opponent_prediction" [B, T, D] for the learner's auxiliary loss), opponent_action 0.0
+(likewise "opponent_action_logits" [B, T, A]), obs_split (read by the connector only).
 
 Batch contract. The module never sees raw env observations: the env-to-module connector
 `OpponentHistory` (rl_platform/connectors/opponent_history.py, built by
@@ -39,6 +39,7 @@ from rl_platform.connectors.history_window import (
     SELF_KEY,
 )
 from rl_platform.errors import SpecError
+from rl_platform.losses.opponent_action import OPPONENT_ACTION_LOGITS
 from rl_platform.losses.opponent_prediction import OPPONENT_PREDICTION
 from rl_platform.modules.nets import flat_dim
 from rl_platform.modules.recurrent_module import RecurrentActorCriticModule
@@ -83,8 +84,11 @@ class TransformerLSTMModule(RecurrentActorCriticModule):
         )
 
     def auxiliary_outputs(self, embeddings: torch.Tensor) -> dict[str, torch.Tensor]:
-        prediction = self.net.predict_opponent(embeddings)
-        return {} if prediction is None else {OPPONENT_PREDICTION: prediction}
+        outputs = {
+            OPPONENT_PREDICTION: self.net.predict_opponent(embeddings),
+            OPPONENT_ACTION_LOGITS: self.net.infer_opponent_action(embeddings),
+        }
+        return {name: value for name, value in outputs.items() if value is not None}
 
     def net_inputs(self, obs: Any) -> tuple[dict[str, torch.Tensor], torch.Tensor | None]:
         return obs, (obs[ACTION_MASK_KEY] if self._has_action_mask else None)

@@ -5,7 +5,8 @@ observation -> MLP -> cross-attends to the tokens (ConditionedExtractor); concat
 [obs features, strategy latent] (2 * d_model) -> Linear -> d_model -> LSTM -> actor / critic
 heads (`critic_input: observation`: the critic is an MLP on the current observation instead;
 `lstm_skip`: the heads read the LSTM's input beside its output; `opponent_prediction`: a
-linear head on the embeddings predicts the opponent's next frame, an auxiliary loss).
+linear head on the embeddings predicts the opponent's next frame, an auxiliary loss;
+`opponent_action`: a head on the LSTM's input predicts the opponent's action, another).
 Two strategy encoders (`model.encoder`):
 - `TransformerLSTMNet` (`window`): re-encodes the last H frames at every step;
 - `StreamingTransformerLSTMNet` (`streaming`): encodes each frame once and keeps the keys and
@@ -31,6 +32,7 @@ from torch import nn
 
 from rl_platform.connectors.history_window import HISTORY_KEY, MASK_KEY, SELF_KEY
 from rl_platform.modules.nets import (
+    MLP,
     ActionHead,
     LSTMCore,
     ValueHead,
@@ -88,6 +90,14 @@ class TransformerLSTMBase(nn.Module):
         self.opponent_head = (
             nn.Linear(embedding_dim, frame_dim) if config.opponent_prediction > 0 else None
         )
+        # The auxiliary head (`opponent_action`): the opponent's action at this step. It
+        # reads the LSTM's input, what the current frame and the history show, so its loss
+        # trains the history path rather than the memory.
+        self.opponent_action_head = (
+            _OpponentActionHead(self.extractor.out_dim, action_space, activation=act)
+            if config.opponent_action > 0
+            else None
+        )
         logger.info(
             "transformer_lstm ({}): {:,} parameters (strategy encoder {:,}, extractor {:,}, "
             "LSTM {:,}, heads {:,})",
@@ -128,6 +138,32 @@ class TransformerLSTMBase(nn.Module):
     def predict_opponent(self, embeddings: torch.Tensor) -> torch.Tensor | None:
         """The opponent's next frame [B, T, D] from the embeddings, or None without the head."""
         return None if self.opponent_head is None else self.opponent_head(embeddings)
+
+    def infer_opponent_action(self, embeddings: torch.Tensor) -> torch.Tensor | None:
+        """Logits [B, T, A] of the opponent's action at each step, or None without the head.
+        With `lstm_skip` the head reads the LSTM's input (the last features of the
+        embeddings); without it, the LSTM's output."""
+        if self.opponent_action_head is None:
+            return None
+        if self.lstm.skip:
+            embeddings = embeddings[..., -self.extractor.out_dim :]
+        return self.opponent_action_head(embeddings)
+
+
+class _OpponentActionHead(nn.Module):
+    """A small MLP to the logits of a Discrete action space (the opponent's, as ours)."""
+
+    def __init__(self, in_dim: int, action_space: gym.Space, *, activation: str) -> None:
+        super().__init__()
+        if not isinstance(action_space, gym.spaces.Discrete):
+            raise ValueError(
+                f"model.opponent_action needs a Discrete action space, got {action_space}"
+            )
+        self.mlp = MLP(in_dim, [64], activation=activation)
+        self.out = nn.Linear(self.mlp.out_dim, int(action_space.n))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(self.mlp(x))
 
 
 class TransformerLSTMNet(TransformerLSTMBase):

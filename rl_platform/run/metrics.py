@@ -27,7 +27,7 @@ _LEARNER_KEYS = {
     "alpha_value": "train/alpha",
 }
 REWARD_PREFIX = "reward/"
-CUSTOM_PREFIXES = (REWARD_PREFIX, "actions/", "league/", "bc/", "curriculum/", "loss/")
+CUSTOM_PREFIXES = (REWARD_PREFIX, "actions/", "league/", "bc/", "curriculum/", "loss/", "train/")
 
 
 def _number(value: Any) -> float | None:

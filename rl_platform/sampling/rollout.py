@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from rl_platform.envs.vector_game import Observations, put_rows, take_rows
+from rl_platform.losses.opponent_action import NO_OPPONENT_ACTION, OPPONENT_ACTIONS
 from rl_platform.sampling.seat_states import STATE_IN_PREFIX, STATE_OUT_PREFIX, STATE_PREFIXES
 
 
@@ -100,6 +101,19 @@ class RolloutArrays:
             shape = (*self.decided.shape, *values.shape[1:])
             array = self.extras[name] = np.zeros(shape, values.dtype)
         array[(row, *index)] = values
+
+
+def record_opponent_actions(
+    arrays: RolloutArrays, row: int, actions: np.ndarray, acting: np.ndarray
+) -> None:
+    """For each seat that decided at `row` in a two-seat game, the action the other seat
+    chose at the same step (`NO_OPPONENT_ACTION` where it did not act): the labels of the
+    policy-inference loss (rl_platform/losses/opponent_action.py). `actions`, `acting`:
+    [N, 2], every seat's action and whether it acted."""
+    games, seats = np.nonzero(arrays.decided[row])
+    other = 1 - seats
+    labels = np.where(acting[games, other], actions[games, other], NO_OPPONENT_ACTION)
+    arrays.record_extra(OPPONENT_ACTIONS, row, (games, seats), labels.astype(np.int64))
 
 
 def _leaves(obs: Observations) -> list[np.ndarray]:

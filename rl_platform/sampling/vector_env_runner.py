@@ -43,7 +43,13 @@ from rl_platform.sampling.bc_rows import BCRows
 from rl_platform.sampling.episodes import to_episode
 from rl_platform.sampling.game_stats import GameStats, log_action_counts
 from rl_platform.sampling.model_inputs import model_inputs_for
-from rl_platform.sampling.rollout import Carry, RolloutArrays, carry_into, cut_seat
+from rl_platform.sampling.rollout import (
+    Carry,
+    RolloutArrays,
+    carry_into,
+    cut_seat,
+    record_opponent_actions,
+)
 from rl_platform.sampling.seat_plan import SeatPlan
 from rl_platform.sampling.seat_states import (
     STATE_IN_PREFIX,
@@ -231,9 +237,16 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         for row in range(1, steps + 1):
             self._moves += self._acting.sum(axis=0)
             actions = self._act(arrays, row, explore=explore, trained_actions=trained_actions)
+            if explore and self._infers_opponent_actions():
+                record_opponent_actions(arrays, row, actions, self._acting)
             self._advance(arrays, row, actions)
         self._log_counts(steps, trained_actions)
         return self._build_episodes(arrays)
+
+    def _infers_opponent_actions(self) -> bool:
+        """Whether `main` learns to infer the opponent's actions (`model.opponent_action`)."""
+        config = getattr(self.module[self._main], "parsed_config", None)
+        return self.game.num_seats == 2 and getattr(config, "opponent_action", 0.0) > 0
 
     def _act(
         self, arrays: RolloutArrays, row: int, *, explore: bool, trained_actions: list

@@ -181,6 +181,26 @@ class ExperimentSpec(SpecModel):
             raise ValueError(str(err)) from None
         return self
 
+    @model_validator(mode="after")
+    def _opponent_actions_recorded(self) -> "ExperimentSpec":
+        model = self.model
+        if not isinstance(model, TransformerLSTMModelSpec) or model.opponent_action == 0:
+            return self
+        runner = choose_runner(
+            requested=self.env.runner,
+            env_id=self.env.id,
+            algo=self.algo,
+            wrappers=list(self.env.wrappers),
+        )
+        if runner.kind != "vector":
+            raise ValueError(
+                f"model.opponent_action {model.opponent_action} needs the opponent's actions, "
+                f"which only the array runner records, and this spec runs on RLlib's runner "
+                f"({runner.reason}); set model.opponent_action: 0 or use an env with a "
+                "vectorized game core (docs/modules.md)"
+            )
+        return self
+
     @field_validator("name")
     @classmethod
     def _safe_name(cls, value: str) -> str:

@@ -143,6 +143,12 @@ class TransformerLSTMModelSpec(_RecurrentModelSpec):
     """Weight of an auxiliary loss (rl_platform/losses/opponent_prediction.py): a linear head
     on the per-step embeddings predicts the opponent's next frame, which gives the history
     path a learning signal of its own. 0: no head, no loss."""
+    opponent_action: Annotated[float, Field(ge=0.0)] = 0.0
+    """Weight of an auxiliary loss (rl_platform/losses/opponent_action.py): a head on the
+    per-step features (the current frame and the opponent's history, before the LSTM; the LSTM
+    output without `lstm_skip`) predicts the action the opponent takes at this step, which
+    trains the history path to tell opponents apart. Needs the array runner (`env.runner:
+    vector`), which records the labels. 0: no head, no loss."""
     obs_split: dict[str, Any] | None = None
     """Own/opponent parts of the observation: `{self: [0, 32], opponent: [32, 64]}` or dict keys.
     Required in an experiment spec (the history connector reads it; the network does not)."""

@@ -136,3 +136,17 @@ def test_opponent_prediction_head_only_with_a_weight() -> None:
     predicting = _transformer("streaming", opponent_prediction=0.5)
     out = predicting.forward_train(_batch(predicting, _obs(predicting, 2, 3), 2))
     assert out["opponent_prediction"].shape == (2, 3, 4)  # one opponent frame per step
+
+
+def test_opponent_action_head_only_with_a_weight_and_reads_the_lstm_input() -> None:
+    plain = _transformer("streaming", lstm_skip=True)
+    assert "opponent_action_logits" not in plain.forward_train(_batch(plain, _obs(plain, 2, 3), 2))
+    assert plain.net.opponent_action_head is None
+    inferring = _transformer("streaming", lstm_skip=True, opponent_action=0.5)
+    obs = _obs(inferring, 2, 3)
+    calm = _batch(inferring, obs, 2)
+    logits = inferring.forward_train(calm)["opponent_action_logits"]
+    assert logits.shape == (2, 3, ACTIONS.n)  # one guess of the opponent's action per step
+    # It reads what the current frame and the history show, not the LSTM's memory.
+    stirred = _batch(inferring, obs, 2, state_noise=1.0)
+    torch.testing.assert_close(inferring.forward_train(stirred)["opponent_action_logits"], logits)

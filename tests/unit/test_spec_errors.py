@@ -41,6 +41,12 @@ BAD_SPECS = {
         "kv_heads: 3}\n",
         ["model", "heads (8) must be a multiple of kv_heads (3)"],
     ),
+    "opponent_action_on_rllib_runner": (
+        "name: demo\nenv: {id: rlp/Duel-v0, runner: rllib}\nstop: {iterations: 1}\n"
+        "model: {type: transformer_lstm, obs_split: {self: [0, 32], opponent: [32, 64]}, "
+        "opponent_action: 0.25}\n",
+        ["model.opponent_action 0.25", "only the array runner records", "opponent_action: 0"],
+    ),
     "replay_on_two_learners": (
         OK + "resources: {learners: 2}\n"
         "bc: {teacher: 'scripted://cartpole/balance', replay: {updates_per_minibatch: 2}}\n",
