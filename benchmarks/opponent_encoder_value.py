@@ -34,6 +34,9 @@ spec.yaml. `--history` sets (c)'s history length (30 frames by default; the refe
 trainer's 90 did worse here, docs/modules.md), `--history-of frame` makes each history token
 the whole frame instead of the opponent's half, and `--mix-pfsp S` hands a share S of the
 styles' games out by PFSP on main's results (`league.mix_pfsp`); both did worse here too.
+`--opponent-action W` gives (c) the loss that infers the opponent's action (`model.
+opponent_action`): at 1.0 its memory read `counter` in more seeds, and the goal was still
+not met over four (docs/modules.md).
 
 All three start with the same BC kickstart towards `based` (`--kickstart-env-steps`, 200k by
 default; docs/bc.md), then train with PPO at their own learning rate and value-loss weight
