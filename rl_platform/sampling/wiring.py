@@ -1,6 +1,6 @@
 """Config extension that puts the array env runner into an RLlib config (RLlib adapter).
 
-`vector_runner_extension(config, spec)` resolves `env.runner` (`choice.choose_runner`),
+`vector_runner_extension(config, spec)` resolves `env.runner` (`ExperimentSpec.runner_choice`),
 logs the choice, and for `vector` binds the game settings into a `VectorEnvRunner`
 subclass passed as `env_runner_cls` (RLlib instantiates runners from the class alone,
 locally and in remote actors, so settings travel as class attributes).
@@ -10,19 +10,13 @@ from loguru import logger
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from rl_platform.envs.env_info import vector_game_of
-from rl_platform.sampling.choice import choose_runner
 from rl_platform.sampling.vector_env_runner import VectorEnvRunner, VectorRunnerSettings
 from rl_platform.spec import ExperimentSpec
 
 
 def vector_runner_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
     """Use `VectorEnvRunner` when the spec resolves to the array runner (module docstring)."""
-    choice = choose_runner(
-        requested=spec.env.runner,
-        env_id=spec.env.id,
-        algo=spec.algo,
-        wrappers=list(spec.env.wrappers),
-    )
+    choice = spec.runner_choice()
     if choice.kind != "vector":
         logger.info("env runner: rllib (RLlib's stock runner; {})", choice.reason)
         return config

@@ -8,7 +8,7 @@ from rl_platform.bc.spec import BCSpec
 from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
 from rl_platform.league.spec import LeagueSpec
-from rl_platform.sampling.choice import choose_runner
+from rl_platform.sampling.choice import RunnerChoice, choose_runner
 from rl_platform.search.spec import Distribution, SearchSpec
 from rl_platform.spec.base import SpecModel
 from rl_platform.spec.evaluation import EvaluationSpec
@@ -171,12 +171,7 @@ class ExperimentSpec(SpecModel):
     @model_validator(mode="after")
     def _runner_fits(self) -> "ExperimentSpec":
         try:
-            choose_runner(
-                requested=self.env.runner,
-                env_id=self.env.id,
-                algo=self.algo,
-                wrappers=list(self.env.wrappers),
-            )
+            self.runner_choice()
         except ValueError as err:
             raise ValueError(str(err)) from None
         return self
@@ -186,12 +181,7 @@ class ExperimentSpec(SpecModel):
         model = self.model
         if not isinstance(model, TransformerLSTMModelSpec) or model.opponent_action == 0:
             return self
-        runner = choose_runner(
-            requested=self.env.runner,
-            env_id=self.env.id,
-            algo=self.algo,
-            wrappers=list(self.env.wrappers),
-        )
+        runner = self.runner_choice()  # `_runner_fits` has checked that it resolves
         if runner.kind != "vector":
             raise ValueError(
                 f"model.opponent_action {model.opponent_action} needs the opponent's actions, "
@@ -210,6 +200,16 @@ class ExperimentSpec(SpecModel):
                 "digit (it becomes a folder name)"
             )
         return value
+
+    def runner_choice(self) -> RunnerChoice:
+        """Which env runner this spec gets (`env.runner`, rl_platform/sampling/choice.py);
+        raises ValueError when `vector` is asked for and impossible."""
+        return choose_runner(
+            requested=self.env.runner,
+            env_id=self.env.id,
+            algo=self.algo,
+            wrappers=list(self.env.wrappers),
+        )
 
     def scripted_agent(self, name: str) -> str:
         """The agent a scripted opponent's name stands for: `league.scripted` may map a name

@@ -33,6 +33,7 @@ from rl_platform.losses.bc import ppo_loss_mask
 from rl_platform.rllib_config import build_algorithm_config
 from rl_platform.run.metrics import extract_metrics
 from rl_platform.spec import ExperimentSpec
+from tests.integration.duel_support import DUEL_SELF_DIM, TINY_DUEL_TRANSFORMER
 from tests.integration.episode_support import module_episodes
 
 LSTM_BATCH, LSTM_ITERATIONS = 400, 12
@@ -41,7 +42,7 @@ LSTM_ACCURACY = 0.88  # mean of the last 3 iterations; measured 0.94 (seed 0), 0
 LSTM_RISE = 0.15  # over the first iteration's accuracy (measured 0.59 and 0.60)
 MAX_SEQ_LEN = 8
 DEFAULT_MODULE = "default_policy"
-DUEL_OBS_DIM, DUEL_SELF_DIM = 64, 32
+DUEL_OBS_DIM = 64
 
 
 @pytest.fixture(scope="module")
@@ -257,19 +258,7 @@ def test_transformer_lstm_bc_ppo_on_the_duel(
                 "kwargs": {"max_steps": 200},
                 "runner": runner,
             },
-            "model": {
-                "type": "transformer_lstm",
-                "history": 4,
-                "layers": 1,
-                "heads": 2,
-                "d_model": 16,
-                "obs_encoder": [16],
-                "lstm_cell_size": 8,
-                "actor": [8],
-                "critic": [8],
-                "max_seq_len": 4,
-                "obs_split": {"self": [0, DUEL_SELF_DIM], "opponent": [DUEL_SELF_DIM, 64]},
-            },
+            "model": TINY_DUEL_TRANSFORMER,
             "training": {"train_batch_size": 200, "minibatch_size": 100, "num_epochs": 1},
             "league": {"opponent_mix": {"based": 1.0}, "scripted": ["based"], "slots": 1},
             "bc": {"teacher": "scripted://duel/based", "teacher_led": 0.5, "student_led": 0.5},

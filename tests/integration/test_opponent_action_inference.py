@@ -18,9 +18,8 @@ from rl_platform.losses.opponent_action import OPPONENT_ACTIONS
 from rl_platform.rllib_config import build_algorithm_config
 from rl_platform.run.metrics import extract_metrics
 from rl_platform.spec import ExperimentSpec
+from tests.integration.duel_support import TINY_DUEL_TRANSFORMER
 from tests.integration.episode_support import module_episodes
-
-DUEL_SELF_DIM = 32
 
 
 def _spec() -> ExperimentSpec:
@@ -35,20 +34,10 @@ def _spec() -> ExperimentSpec:
                 "runner": "vector",
             },
             "model": {
-                "type": "transformer_lstm",
+                **TINY_DUEL_TRANSFORMER,
                 "encoder": "streaming",
-                "history": 4,
-                "layers": 1,
-                "heads": 2,
-                "d_model": 16,
-                "obs_encoder": [16],
-                "lstm_cell_size": 8,
-                "actor": [8],
-                "critic": [8],
-                "max_seq_len": 4,
                 "lstm_skip": True,
                 "opponent_action": 1.0,
-                "obs_split": {"self": [0, DUEL_SELF_DIM], "opponent": [DUEL_SELF_DIM, 64]},
             },
             "training": {
                 "lr": 3.0e-3,
