@@ -234,10 +234,11 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         arrays.episode_uid[0] = self._uids
         trained_actions: list[tuple[str, np.ndarray]] = []
         self._moves = np.zeros(self.game.num_seats, np.int64)
+        label_opponents = explore and self._infers_opponent_actions()
         for row in range(1, steps + 1):
             self._moves += self._acting.sum(axis=0)
             actions = self._act(arrays, row, explore=explore, trained_actions=trained_actions)
-            if explore and self._infers_opponent_actions():
+            if label_opponents:
                 record_opponent_actions(arrays, row, actions, self._acting)
             self._advance(arrays, row, actions)
         self._log_counts(steps, trained_actions)
