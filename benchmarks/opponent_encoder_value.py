@@ -27,8 +27,9 @@ the duel's vectorized arena:
 * (b0) the same (b) policy with its memory cut: its LSTM state is reset after every step.
 
 Against `counter` the win rate is also split by its blind spot (`counter_by_blind_spot`): a
-policy that guesses from the current frame wins in one kind of game at most, one that reads
-the history in all three. `--styles` picks the league mix and the evaluated styles,
+greedy policy that guesses from the current frame wins in one kind of game at most, one that
+reads the history in all three (sampled play can win in several without reading, by trying
+attacks at random). `--styles` picks the league mix and the evaluated styles,
 `--evaluate-only` re-evaluates the newest trained runs under `--out` with their own
 spec.yaml. `--history` sets (c)'s history length (30 frames by default; the reference
 trainer's 90 did worse here, docs/modules.md), `--history-of frame` makes each history token
@@ -295,7 +296,8 @@ def counter_by_blind_spot(
 ) -> dict[str, float]:
     """The win rate against `counter` in the games of each of its blind spots (`games` games
     in all, half from each seat). A policy that reads `counter`'s history wins in all three
-    kinds of game; one that guesses from the current frame wins in one at most."""
+    kinds of game; a greedy one that guesses from the current frame wins in one at most (a
+    sampled one can win in several by trying attacks at random)."""
 
     def fresh_policy() -> ActFn:  # recurrent state and history per game row, from scratch
         policy, _ = trained_policy(spec, run_dir, sample=mode == "sampled", forgets=forgets)
