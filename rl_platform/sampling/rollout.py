@@ -146,6 +146,27 @@ def carry_into(arrays: RolloutArrays, carry: Carry | None) -> None:
         arrays.record_extra(name, 0, (g, p), values)
 
 
+def carry_from(
+    arrays: RolloutArrays, pending: list[tuple[int, int, int, float]], states: dict
+) -> Carry | None:
+    """What a sample call leaves open for the next: the `pending` decisions (game, seat,
+    row, reward so far) whose next observation has not come yet, with their `states`."""
+    if not pending:
+        return None
+    games = np.asarray([p[0] for p in pending])
+    seats = np.asarray([p[1] for p in pending])
+    rows = np.asarray([p[2] for p in pending])
+    stored = {n: v for n, v in arrays.extras.items() if not n.startswith(STATE_PREFIXES)}
+    return Carry(
+        seats=np.stack([games, seats], axis=1),
+        obs=take_rows(arrays.obs, (rows, games, seats)),
+        actions=arrays.actions[rows, games, seats],
+        rewards=np.asarray([p[3] for p in pending], np.float32),
+        module=arrays.module[rows, games, seats],
+        extras={name: values[rows, games, seats] for name, values in stored.items()} | states,
+    )
+
+
 @dataclass
 class SeatCut:
     """Where one seat's rows end up: trajectories plus an optional open transition."""

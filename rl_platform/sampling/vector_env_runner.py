@@ -46,6 +46,7 @@ from rl_platform.sampling.model_inputs import model_inputs_for
 from rl_platform.sampling.rollout import (
     Carry,
     RolloutArrays,
+    carry_from,
     carry_into,
     cut_seat,
     record_opponent_actions,
@@ -54,7 +55,6 @@ from rl_platform.sampling.seat_plan import SeatPlan
 from rl_platform.sampling.seat_states import (
     STATE_IN_PREFIX,
     STATE_OUT_PREFIX,
-    STATE_PREFIXES,
     ChunkPositions,
     SeatStates,
 )
@@ -391,7 +391,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             self._seat_t[game, seat] = cut.t_next
             if cut.pending_row is not None:
                 pending.append((int(game), int(seat), cut.pending_row, cut.pending_reward))
-        self._carry = _carry_from(arrays, pending, self._pending_states(pending))
+        self._carry = carry_from(arrays, pending, self._pending_states(pending))
         return [
             to_episode(
                 t,
@@ -404,22 +404,3 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             for t in trajectories
             if len(t)
         ]
-
-
-def _carry_from(
-    arrays: RolloutArrays, pending: list[tuple[int, int, int, float]], states: dict
-) -> Carry | None:
-    if not pending:
-        return None
-    games = np.asarray([p[0] for p in pending])
-    seats = np.asarray([p[1] for p in pending])
-    rows = np.asarray([p[2] for p in pending])
-    stored = {n: v for n, v in arrays.extras.items() if not n.startswith(STATE_PREFIXES)}
-    return Carry(
-        seats=np.stack([games, seats], axis=1),
-        obs=take_rows(arrays.obs, (rows, games, seats)),
-        actions=arrays.actions[rows, games, seats],
-        rewards=np.asarray([p[3] for p in pending], np.float32),
-        module=arrays.module[rows, games, seats],
-        extras={name: values[rows, games, seats] for name, values in stored.items()} | states,
-    )
