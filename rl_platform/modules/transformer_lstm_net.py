@@ -90,11 +90,16 @@ class TransformerLSTMBase(nn.Module):
         self.opponent_head = (
             nn.Linear(embedding_dim, frame_dim) if config.opponent_prediction > 0 else None
         )
-        # The auxiliary head (`opponent_action`): the opponent's action at this step. It
-        # reads the LSTM's input, what the current frame and the history show, so its loss
-        # trains the history path rather than the memory.
+        # The auxiliary head (`opponent_action`): the opponent's action at this step. With
+        # `opponent_action_input: features` it reads the LSTM's input, what the current frame
+        # and the history show, so its loss trains the history path rather than the memory;
+        # with `memory`, what the policy head reads, so it trains the LSTM too.
+        self.opponent_action_reads_memory = (
+            config.opponent_action_input == "memory" or not config.lstm_skip
+        )
+        action_in = embedding_dim if self.opponent_action_reads_memory else self.extractor.out_dim
         self.opponent_action_head = (
-            _OpponentActionHead(self.extractor.out_dim, action_space, activation=act)
+            _OpponentActionHead(action_in, action_space, activation=act)
             if config.opponent_action > 0
             else None
         )
@@ -141,11 +146,11 @@ class TransformerLSTMBase(nn.Module):
 
     def infer_opponent_action(self, embeddings: torch.Tensor) -> torch.Tensor | None:
         """Logits [B, T, A] of the opponent's action at each step, or None without the head.
-        With `lstm_skip` the head reads the LSTM's input (the last features of the
-        embeddings); without it, the LSTM's output."""
+        The head reads the LSTM's input (the last features of the embeddings with
+        `lstm_skip`), or all of the embeddings (`opponent_action_input: memory`, or no skip)."""
         if self.opponent_action_head is None:
             return None
-        if self.lstm.skip:
+        if not self.opponent_action_reads_memory:
             embeddings = embeddings[..., -self.extractor.out_dim :]
         return self.opponent_action_head(embeddings)
 

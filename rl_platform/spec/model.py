@@ -149,6 +149,11 @@ class TransformerLSTMModelSpec(_RecurrentModelSpec):
     output without `lstm_skip`) predicts the action the opponent takes at this step, which
     trains the history path to tell opponents apart. Needs the array runner (`env.runner:
     vector`), which records the labels. 0: no head, no loss."""
+    opponent_action_input: Literal["features", "memory"] = "features"
+    """What the `opponent_action` head reads. `features`: the LSTM's input (with
+    `lstm_skip`), so its loss trains the history path. `memory`: all the policy head reads,
+    the LSTM's output included, so its loss also trains the LSTM to remember what told the
+    opponent apart in earlier exchanges, beyond the encoder's `history` frames."""
     obs_split: dict[str, Any] | None = None
     """Own/opponent parts of the observation: `{self: [0, 32], opponent: [32, 64]}` or dict keys.
     Required in an experiment spec (the history connector reads it; the network does not)."""

@@ -150,3 +150,15 @@ def test_opponent_action_head_only_with_a_weight_and_reads_the_lstm_input() -> N
     # It reads what the current frame and the history show, not the LSTM's memory.
     stirred = _batch(inferring, obs, 2, state_noise=1.0)
     torch.testing.assert_close(inferring.forward_train(stirred)["opponent_action_logits"], logits)
+
+
+def test_opponent_action_head_on_memory_reads_the_lstm_state() -> None:
+    inferring = _transformer(
+        "streaming", lstm_skip=True, opponent_action=0.5, opponent_action_input="memory"
+    )
+    obs = _obs(inferring, 2, 3)
+    logits = inferring.forward_train(_batch(inferring, obs, 2))["opponent_action_logits"]
+    assert logits.shape == (2, 3, ACTIONS.n)
+    # It reads what the policy head reads, the LSTM's memory included.
+    stirred = inferring.forward_train(_batch(inferring, obs, 2, state_noise=1.0))
+    assert not torch.allclose(stirred["opponent_action_logits"], logits)
