@@ -45,7 +45,7 @@ worse in the one seed it ran (docs/modules.md).
 The budget is 6M env steps by default, where the baselines have converged: at 2M every
 model's mean swung by 30-60 points between seeds, more than the goal, so the comparison
 measured where each early learning curve happened to be (docs/modules.md, eighth session).
-A seed of all three models takes about 80 minutes on 2 cores.
+A seed of all three models takes about 70 minutes on 2 cores.
 
 All three start with the same BC kickstart towards `based` (`--kickstart-env-steps`, 200k by
 default; docs/bc.md), then train with PPO at their own learning rate and value-loss weight
