@@ -113,10 +113,13 @@ def parse_override(item: str) -> tuple[str, Any]:
 
 
 def _apply_overrides(config: DictConfig, overrides: list[str]) -> DictConfig:
+    """Each `--set KEY=VALUE` makes VALUE the value at KEY: a mapping replaces the mapping there
+    (`--set resources.custom_resources_per_learner={}` drops a profile's resources), where a
+    merge would keep the keys VALUE leaves out. Dotted keys change one entry of a mapping."""
     for item in overrides:
         key, value = parse_override(item)
         try:
-            OmegaConf.update(config, key, value, merge=True, force_add=True)
+            OmegaConf.update(config, key, value, merge=False, force_add=True)
         except OmegaConfBaseException as exc:
             raise SpecError([f"--set {key}: cannot apply: {exc}".splitlines()[0]]) from None
     return config

@@ -73,6 +73,20 @@ def test_overrides_are_parsed_as_yaml_and_revalidated(write_spec):
         load_spec(path, overrides=["training.lr=2"])
 
 
+def test_override_with_a_mapping_replaces_the_mapping(write_spec):
+    """A profile's custom resources can be dropped from the command line (found on a one-node
+    GPU machine, where `--profile cluster` waits for a node with `rlp_learner`)."""
+    path = write_spec(
+        MINIMAL + "resources: {custom_resources_per_learner: {rlp_learner: 1, fast_disk: 1}}\n"
+    )
+    cleared = load_spec(path, overrides=["resources.custom_resources_per_learner={}"])
+    assert cleared.resources.custom_resources_per_learner == {}
+    swapped = load_spec(path, overrides=["resources.custom_resources_per_learner={big: 2}"])
+    assert swapped.resources.custom_resources_per_learner == {"big": 2}
+    one_entry = load_spec(path, overrides=["resources.custom_resources_per_learner.fast_disk=3"])
+    assert one_entry.resources.custom_resources_per_learner == {"rlp_learner": 1, "fast_disk": 3}
+
+
 @pytest.mark.parametrize("bad", ["training.lr", "=3", "a..b=1"])
 def test_malformed_override_is_a_clear_error(bad):
     with pytest.raises(SpecError, match="KEY=VALUE"):
