@@ -97,14 +97,23 @@ def _apply_profile(config: DictConfig, profile: str, source: str) -> DictConfig:
     return OmegaConf.merge(config, OmegaConf.create(overlay))
 
 
+def _checked_key(key: str, item: str) -> str:
+    if not key or any(not part for part in key.split(".")):
+        raise SpecError(
+            [
+                f"--set {item!r}: expected KEY=VALUE with a dotted key, e.g. training.lr=3e-4, "
+                "or ~KEY to remove a key"
+            ]
+        )
+    return key
+
+
 def parse_override(item: str) -> tuple[str, Any]:
     """`a.b=value` -> ("a.b", parsed value). Values are YAML scalars/lists (`[64, 64]`, `3e-4`)."""
     key, sep, raw = item.partition("=")
-    key = key.strip()
-    if not sep or not key or any(not part for part in key.split(".")):
-        raise SpecError(
-            [f"--set {item!r}: expected KEY=VALUE with a dotted key, e.g. training.lr=3e-4"]
-        )
+    if not sep:
+        _checked_key("", item)
+    key = _checked_key(key.strip(), item)
     try:
         value = parse_yaml(raw) if raw.strip() else ""
     except (YamlTagError, YamlLimitError, yaml.YAMLError):
@@ -112,14 +121,25 @@ def parse_override(item: str) -> tuple[str, Any]:
     return key, value
 
 
+def _delete_key(config: DictConfig, key: str) -> None:
+    """`--set ~a.b` removes `b` from the mapping `a`, as Hydra's `~` does: a plain `--set` merges
+    a mapping into the one there, so this is how to drop an entry (a profile's custom resource,
+    say) and leave the field to its default."""
+    parent_key, _, leaf = key.rpartition(".")
+    parent = OmegaConf.select(config, parent_key) if parent_key else config
+    if not isinstance(parent, DictConfig) or leaf not in parent:
+        raise SpecError([f"--set ~{key}: no such key to remove; check the spelling"])
+    del parent[leaf]
+
+
 def _apply_overrides(config: DictConfig, overrides: list[str]) -> DictConfig:
-    """Each `--set KEY=VALUE` makes VALUE the value at KEY: a mapping replaces the mapping there
-    (`--set resources.custom_resources_per_learner={}` drops a profile's resources), where a
-    merge would keep the keys VALUE leaves out. Dotted keys change one entry of a mapping."""
     for item in overrides:
+        if item.startswith("~") and "=" not in item:
+            _delete_key(config, _checked_key(item[1:].strip(), item))
+            continue
         key, value = parse_override(item)
         try:
-            OmegaConf.update(config, key, value, merge=False, force_add=True)
+            OmegaConf.update(config, key, value, merge=True, force_add=True)
         except OmegaConfBaseException as exc:
             raise SpecError([f"--set {key}: cannot apply: {exc}".splitlines()[0]]) from None
     return config

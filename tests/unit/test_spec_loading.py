@@ -73,18 +73,25 @@ def test_overrides_are_parsed_as_yaml_and_revalidated(write_spec):
         load_spec(path, overrides=["training.lr=2"])
 
 
-def test_override_with_a_mapping_replaces_the_mapping(write_spec):
+def test_tilde_override_removes_a_key_that_a_mapping_override_would_keep(write_spec):
     """A profile's custom resources can be dropped from the command line (found on a one-node
-    GPU machine, where `--profile cluster` waits for a node with `rlp_learner`)."""
+    GPU machine, where `--profile cluster` waits for a node with `rlp_learner`). A mapping
+    value merges into the mapping there, as in Hydra; `~KEY` removes the key."""
     path = write_spec(
         MINIMAL + "resources: {custom_resources_per_learner: {rlp_learner: 1, fast_disk: 1}}\n"
     )
-    cleared = load_spec(path, overrides=["resources.custom_resources_per_learner={}"])
+    merged = load_spec(path, overrides=["resources.custom_resources_per_learner={big: 2}"])
+    assert merged.resources.custom_resources_per_learner == {
+        "rlp_learner": 1, "fast_disk": 1, "big": 2,
+    }  # fmt: skip
+    cleared = load_spec(path, overrides=["~resources.custom_resources_per_learner"])
     assert cleared.resources.custom_resources_per_learner == {}
-    swapped = load_spec(path, overrides=["resources.custom_resources_per_learner={big: 2}"])
-    assert swapped.resources.custom_resources_per_learner == {"big": 2}
-    one_entry = load_spec(path, overrides=["resources.custom_resources_per_learner.fast_disk=3"])
-    assert one_entry.resources.custom_resources_per_learner == {"rlp_learner": 1, "fast_disk": 3}
+    one_gone = load_spec(path, overrides=["~resources.custom_resources_per_learner.rlp_learner"])
+    assert one_gone.resources.custom_resources_per_learner == {"fast_disk": 1}
+    with pytest.raises(SpecError, match=r"~resources.custom_resources_per_lerner: no such key"):
+        load_spec(path, overrides=["~resources.custom_resources_per_lerner"])
+    with pytest.raises(SpecError, match="or ~KEY to remove a key"):
+        load_spec(path, overrides=["~resources..custom_resources_per_learner"])
 
 
 @pytest.mark.parametrize("bad", ["training.lr", "=3", "a..b=1"])
