@@ -8,7 +8,12 @@ import typer
 
 SetOpt = Annotated[
     list[str] | None,
-    typer.Option("--set", "-s", help="Override a spec value: --set training.lr=1e-3 (repeatable)."),
+    typer.Option(
+        "--set",
+        "-s",
+        help="Override a spec value: --set training.lr=1e-3 (repeatable); --set '~a.b' removes "
+        "a key, e.g. a profile's custom resources.",
+    ),
 ]
 ProfileOpt = Annotated[
     str | None, typer.Option("--profile", "-p", help="Apply a named budget profile, e.g. smoke.")

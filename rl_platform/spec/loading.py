@@ -111,9 +111,7 @@ def _checked_key(key: str, item: str) -> str:
 def parse_override(item: str) -> tuple[str, Any]:
     """`a.b=value` -> ("a.b", parsed value). Values are YAML scalars/lists (`[64, 64]`, `3e-4`)."""
     key, sep, raw = item.partition("=")
-    if not sep:
-        _checked_key("", item)
-    key = _checked_key(key.strip(), item)
+    key = _checked_key(key.strip() if sep else "", item)
     try:
         value = parse_yaml(raw) if raw.strip() else ""
     except (YamlTagError, YamlLimitError, yaml.YAMLError):
