@@ -98,7 +98,7 @@ def _apply_profile(config: DictConfig, profile: str, source: str) -> DictConfig:
 
 
 def _checked_key(key: str, item: str) -> str:
-    if not key or any(not part for part in key.split(".")):
+    if not key or "=" in key or any(not part for part in key.split(".")):
         raise SpecError(
             [
                 f"--set {item!r}: expected KEY=VALUE with a dotted key, e.g. training.lr=3e-4, "
@@ -132,7 +132,7 @@ def _delete_key(config: DictConfig, key: str) -> None:
 
 def _apply_overrides(config: DictConfig, overrides: list[str]) -> DictConfig:
     for item in overrides:
-        if item.startswith("~") and "=" not in item:
+        if item.startswith("~"):
             _delete_key(config, _checked_key(item[1:].strip(), item))
             continue
         key, value = parse_override(item)
