@@ -2,7 +2,7 @@
 
     uv run python benchmarks/opponent_encoder_value.py [--env-steps 6000000] [--games 200]
         [--seeds 0 1 2] [--history 30] [--history-of opponent] [--mix-pfsp 0]
-        [--opponent-action 1.0] [--opponent-action-input features] [--quick]
+        [--opponent-action 1.0] [--opponent-action-input features] [--quick] [--parallel]
         [--out runs/opponent_encoder_value]
 
 Trains three models with the same env-step budget, on the array runner, in a league whose
@@ -45,7 +45,10 @@ worse in the one seed it ran (docs/modules.md).
 The budget is 6M env steps by default, where the baselines have converged: at 2M every
 model's mean swung by 30-60 points between seeds, more than the goal, so the comparison
 measured where each early learning curve happened to be (docs/modules.md, eighth session).
-A seed of all three models takes about 70 minutes on 2 cores.
+A seed of all three models takes about 70 minutes on 2 cores (three hours on a slow day).
+`--parallel` trains and evaluates every (seed, model) as a Ray task of its own
+(`ray_fan_out.py`, 2 CPUs each), as many at once as the Ray it joins has CPUs for: sent to a
+cluster as a Ray job, five seeds take about as long as one (docs/cluster.md).
 
 All three start with the same BC kickstart towards `based` (`--kickstart-env-steps`, 200k by
 default; docs/bc.md), then train with PPO at their own learning rate and value-loss weight
@@ -63,39 +66,24 @@ quoting. `--quick`: one seed, 20k env steps, 20 games (a smoke run, no result).
 
 import argparse
 import json
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from ray_fan_out import fan_out
 from spread import add_seed_options, ratio_line, seeds_to_run
+from style_arena import ALL_MEMORY_CUT, CUTS, HISTORY_CUT, MEMORY_CUT, evaluate, print_table
 
 from rl_platform import train
-from rl_platform.envs.duel.counter import BLIND_SPOTS, wins_by_blind_spot
-from rl_platform.envs.duel.scripted import ActFn
-from rl_platform.evaluation.arena_games import arena_episodes
-from rl_platform.evaluation.envs import EnvTarget, probe_env
-from rl_platform.evaluation.summary import summarize
-from rl_platform.policies import EnvContext, learned_policy, load_policy
-from rl_platform.policies.module_policy import ModulePolicy
-from rl_platform.policies.rebuild import build_module, history_converter
+from rl_platform.run.train import train_in_folder
 from rl_platform.spec import ExperimentSpec, load_spec, validate_spec_data
-from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
-from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
+from rl_platform.storage.run_dir import new_run_dir
 
 STYLES = ("based", "rusher", "blocker", "zoner", "counter")
-HISTORY_CUT = "transformer_lstm, history cut"
-ALL_MEMORY_CUT = "transformer_lstm, all memory cut"
-MEMORY_CUT = "lstm, memory cut"
-CUTS: dict[str, dict[str, tuple[str, ...]]] = {
-    "transformer_lstm": {HISTORY_CUT: ("kv",), ALL_MEMORY_CUT: ("",)},
-    "lstm": {MEMORY_CUT: ("",)},
-}
-"""Per model, its memory-cut rows and the state entries each resets after every step (name
-prefixes; "" is every entry): (c0) forgets the streaming encoder's key/value cache and keeps
-its LSTM, (c00) forgets both, so it sees the current frame only; (b0) forgets the LSTM's
-state, all the memory (b) has."""
 LR_DECAY_ENV_STEPS = 2_000_000
+TORCH_THREADS = 2
+"""Each run's torch threads, and the CPUs a `--parallel` job reserves: the array runner samples
+in the run's own process (no env runner actors), so a run is one process."""
 MODELS: dict[str, dict[str, Any]] = {
     "mlp": {"type": "mlp", "hidden": [256, 256]},
     "lstm": {
@@ -211,7 +199,7 @@ def spec_for(
                 "win_rate_window": 50,
                 "slots": 1,
             },
-            "resources": {"torch_threads": 2},
+            "resources": {"torch_threads": TORCH_THREADS},
             "stop": {"env_steps": env_steps},
             "checkpoint": {"every_iterations": None, "keep_last": 1},
             "logging": {"wandb": "off", "tensorboard": False},
@@ -220,145 +208,82 @@ def spec_for(
     )
 
 
-class ForgetfulPolicy(ModulePolicy):
-    """A trained recurrent policy that forgets after every step: the state entries whose names
-    start with `forgets` go back to their initial value (`CUTS`)."""
-
-    def __init__(self, *args: Any, forgets: tuple[str, ...], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.forgets = forgets
-
-    def act(self, obs: Any, rng: np.random.Generator, *, keys: Sequence[Hashable]) -> np.ndarray:
-        actions = super().act(obs, rng, keys=keys)
-        for key in keys:
-            state = self._states[key]
-            for name in state:
-                if name.startswith(self.forgets):
-                    state[name] = np.asarray(self._initial[name])
-        return actions
-
-
-def trained_policy(
-    spec: ExperimentSpec, run_dir: Path, *, sample: bool, forgets: tuple[str, ...] | None
-) -> Any:
-    """The trained `main` policy; with `forgets`, its memory-cut twin (`CUTS`)."""
-    loaded = load_checkpoint(resolve_checkpoint(run_dir))
-    weights = module_weights(loaded.parts[ALGORITHM_PART])["main"]
-    target = EnvTarget(spec.env.id)
-    observation_space, action_space = probe_env(target).spaces["player_0"]
-    context = EnvContext(spec.env.id, observation_space, action_space)
-    if forgets is None:
-        return learned_policy(spec, weights, env=context, sample=sample, label=spec.name), context
-    converter = history_converter(spec, observation_space)
-    rebuilt = build_module(
-        spec,
-        observation_space=converter.observation_space if converter else observation_space,
-        action_space=action_space,
-        weights=weights,
-        inference_only=True,
-    )
-    policy = ForgetfulPolicy(
-        spec.name, rebuilt, sample=sample, converter=converter, forgets=forgets
-    )
-    return policy, context
-
-
-def win_rate(policy: Any, opponent: Any, *, games: int, seed: int) -> float:
-    """Seats alternating, in the duel's arena (as `rlp eval --seat alternate` plays it)."""
-    records = arena_episodes(
-        {"policy": policy, "opponent": opponent},
-        episodes=games,
-        seat="alternate",
+def model_rows(
+    model: str, seed: int, args: argparse.Namespace, *, env_steps: int, games: int
+) -> tuple[dict[str, dict], str]:
+    """Trains `model` for `seed` (with `--evaluate-only`, finds its newest run under `--out`),
+    then evaluates it and its memory cuts (`CUTS`): their rows, and the run folder."""
+    spec = spec_for(
+        model,
+        env_steps=env_steps,
         seed=seed,
-        env_kwargs={},
+        kickstart_env_steps=args.kickstart_env_steps,
+        styles=args.styles,
+        history=args.history,
+        history_of=args.history_of,
+        mix_pfsp=args.mix_pfsp,
+        opponent_action=args.opponent_action,
+        opponent_action_input=args.opponent_action_input,
     )
-    return float(summarize(records, "policy")["win_rate"])
+    out_dir = args.out / f"seed{seed}"
+    if args.evaluate_only:
+        run_dir = max((out_dir / spec.name).iterdir())  # the newest run of this model
+        spec = load_spec(run_dir / "spec.yaml")  # as it trained (`--history` included)
+    elif args.parallel:  # in a Ray worker, whose signals are Ray's: `train` would take SIGTERM
+        run_dir = new_run_dir(out_dir, spec.name)
+        train_in_folder(spec, run_dir, run_key=f"{spec.name}/{run_dir.name}")
+    else:
+        run_dir = train(spec, out_dir=out_dir).run_dir
+    rows = {model: evaluate(spec, run_dir, games=games, forgets=None, styles=args.styles)}
+    for row_name, forgets in CUTS.get(model, {}).items():
+        rows[row_name] = evaluate(spec, run_dir, games=games, forgets=forgets, styles=args.styles)
+    return rows, str(run_dir)
 
 
-def evaluate(
-    spec: ExperimentSpec,
-    run_dir: Path,
-    *,
-    games: int,
-    forgets: tuple[str, ...] | None,
-    styles: Sequence[str],
-) -> dict:
-    row: dict[str, float] = {}
-    for mode in ("greedy", "sampled"):
-        policy, context = trained_policy(spec, run_dir, sample=mode == "sampled", forgets=forgets)
-        rates = []
-        for style in styles:
-            opponent = load_policy(f"scripted://duel/{style}", env=context)
-            rates.append(win_rate(policy, opponent, games=games, seed=spec.seed or 0))
-            row[f"{mode}/{style}"] = rates[-1]
-        row[f"{mode}/mean"] = float(np.mean(rates))
-        if "counter" in styles:
-            row |= counter_by_blind_spot(spec, run_dir, games=games, forgets=forgets, mode=mode)
-    return row
-
-
-def counter_by_blind_spot(
-    spec: ExperimentSpec,
-    run_dir: Path,
-    *,
-    games: int,
-    forgets: tuple[str, ...] | None,
-    mode: str,
-) -> dict[str, float]:
-    """The win rate against `counter` in the games of each of its blind spots (`games` games
-    in all, half from each seat). A policy that reads `counter`'s history wins in all three
-    kinds of game; so can others, partly (sampled play tries attacks at random, and the frame
-    keeps the HP a punished attack cost), so compare with the memory-cut rows."""
-
-    def fresh_policy() -> ActFn:  # recurrent state and history per game row, from scratch
-        policy, _ = trained_policy(spec, run_dir, sample=mode == "sampled", forgets=forgets)
-        return lambda obs, rng: policy.act(obs, rng, keys=range(len(obs)))
-
-    wins = wins_by_blind_spot(fresh_policy, games=games // 2, seed=spec.seed or 0)
-    return {f"{mode}/counter/{spot.name.lower()}": rate for spot, rate in wins.items()}
-
-
-def print_table(rows: dict[str, dict], styles: Sequence[str]) -> None:
-    columns = [f"{mode}/{s}" for mode in ("greedy", "sampled") for s in (*styles, "mean")]
-    if "counter" in styles:
-        spots = [f"counter/{spot.name.lower()}" for spot in BLIND_SPOTS]
-        columns += [f"{mode}/{spot}" for mode in ("greedy", "sampled") for spot in spots]
-    print("| policy | " + " | ".join(columns) + " |")
-    print("|---|" + "---|" * len(columns))
-    for name, row in rows.items():
-        print(f"| {name} | " + " | ".join(f"{row[c]:.2f}" for c in columns) + " |")
+def print_seed(seed: int, rows: dict[str, dict], args: argparse.Namespace, **budget: int) -> None:
+    print(
+        f"\n{budget['env_steps']:,} env steps per model, {budget['games']} games per style and "
+        f"mode, seed {seed}"
+    )
+    print_table(rows, args.styles)
 
 
 def run_seed(seed: int, args: argparse.Namespace, *, env_steps: int, games: int) -> dict:
     rows: dict[str, dict] = {}
     for model in args.models:
-        spec = spec_for(
-            model,
-            env_steps=env_steps,
-            seed=seed,
-            kickstart_env_steps=args.kickstart_env_steps,
-            styles=args.styles,
-            history=args.history,
-            history_of=args.history_of,
-            mix_pfsp=args.mix_pfsp,
-            opponent_action=args.opponent_action,
-            opponent_action_input=args.opponent_action_input,
-        )
-        out_dir = args.out / f"seed{seed}"
-        if args.evaluate_only:
-            run_dir = max((out_dir / spec.name).iterdir())  # the newest run of this model
-            spec = load_spec(run_dir / "spec.yaml")  # as it trained (`--history` included)
-        else:
-            run_dir = train(spec, out_dir=out_dir).run_dir
-        rows[model] = evaluate(spec, run_dir, games=games, forgets=None, styles=args.styles)
-        for row_name, forgets in CUTS.get(model, {}).items():
-            rows[row_name] = evaluate(
-                spec, run_dir, games=games, forgets=forgets, styles=args.styles
-            )
-        print(json.dumps({model: rows[model], "run": str(run_dir)}), flush=True)
-    print(f"\n{env_steps:,} env steps per model, {games} games per style and mode, seed {seed}")
-    print_table(rows, args.styles)
+        model_and_cuts, run = model_rows(model, seed, args, env_steps=env_steps, games=games)
+        rows |= model_and_cuts
+        print(json.dumps({model: rows[model], "run": run}), flush=True)
+    print_seed(seed, rows, args, env_steps=env_steps, games=games)
     return rows
+
+
+def run_in_parallel(
+    seeds: Sequence[int], args: argparse.Namespace, *, env_steps: int, games: int
+) -> list[dict]:
+    """`--parallel`: every (seed, model) trains and evaluates as a Ray task of its own
+    (`ray_fan_out`), as many at once as the Ray in RAY_ADDRESS, or this machine, has CPUs for;
+    results.json is rewritten as each ends. A job that failed is reported and left out."""
+    jobs = {
+        (seed, model): ((model, seed, args), {"env_steps": env_steps, "games": games})
+        for seed in seeds
+        for model in args.models
+    }
+    done: dict[tuple[int, str], dict[str, dict]] = {}
+    rows_by_seed: list[dict] = [{} for _ in seeds]
+    for (seed, model), outcome in fan_out(model_rows, jobs, num_cpus=TORCH_THREADS):
+        if isinstance(outcome, Exception):
+            print(json.dumps({model: f"failed: {outcome}", "seed": seed}), flush=True)
+            continue
+        done[seed, model], run = outcome
+        print(json.dumps({model: done[seed, model][model], "seed": seed, "run": run}), flush=True)
+        rows_by_seed = [
+            {k: v for m in args.models for k, v in done.get((s, m), {}).items()} for s in seeds
+        ]
+        (args.out / "results.json").write_text(json.dumps(rows_by_seed, indent=2) + "\n")
+    for seed, rows in zip(seeds, rows_by_seed, strict=True):
+        print_seed(seed, rows, args, env_steps=env_steps, games=games)
+    return rows_by_seed
 
 
 def edges(rows_by_seed: list[dict[str, dict]], mode: str) -> tuple[list, list, list]:
@@ -426,12 +351,22 @@ def main() -> None:
         "--kickstart-env-steps", type=int, default=200_000,
         help="env steps of the BC kickstart towards `based` (0: none, plain PPO from scratch)",
     )  # fmt: skip
+    parser.add_argument(
+        "--parallel", action="store_true",
+        help="train and evaluate every (seed, model) as a Ray task of its own, as many at once "
+        "as the Ray in RAY_ADDRESS (a cluster) or this machine has CPUs for",
+    )  # fmt: skip
     args = parser.parse_args()
+    args.out = args.out.resolve()  # the same folder for the Ray workers of `--parallel`
+    args.out.mkdir(parents=True, exist_ok=True)
     env_steps, games = (20_000, 20) if args.quick else (args.env_steps, args.games)
-    rows_by_seed = []
-    for seed in seeds_to_run(args):
-        rows_by_seed.append(run_seed(seed, args, env_steps=env_steps, games=games))
-        (args.out / "results.json").write_text(json.dumps(rows_by_seed, indent=2) + "\n")
+    if args.parallel:
+        rows_by_seed = run_in_parallel(seeds_to_run(args), args, env_steps=env_steps, games=games)
+    else:
+        rows_by_seed = []
+        for seed in seeds_to_run(args):
+            rows_by_seed.append(run_seed(seed, args, env_steps=env_steps, games=games))
+            (args.out / "results.json").write_text(json.dumps(rows_by_seed, indent=2) + "\n")
     print()
     for mode in ("greedy", "sampled"):
         over_baselines, over_cut, over_all_cut = edges(rows_by_seed, mode)

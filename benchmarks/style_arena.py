@@ -1,0 +1,152 @@
+"""A trained duel run against the scripted styles, as `benchmarks/opponent_encoder_value.py`
+evaluates it: win rates per style (seats alternating, in the duel's vectorized arena), greedy
+and sampled, the mean over styles, against `counter` also per blind spot, and the same for the
+run's memory-cut twins (`CUTS`).
+
+    from style_arena import CUTS, evaluate, print_table
+"""
+
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from rl_platform.envs.duel.counter import BLIND_SPOTS, wins_by_blind_spot
+from rl_platform.envs.duel.scripted import ActFn
+from rl_platform.evaluation.arena_games import arena_episodes
+from rl_platform.evaluation.envs import EnvTarget, probe_env
+from rl_platform.evaluation.summary import summarize
+from rl_platform.policies import EnvContext, learned_policy, load_policy
+from rl_platform.policies.module_policy import ModulePolicy
+from rl_platform.policies.rebuild import build_module, history_converter
+from rl_platform.spec import ExperimentSpec
+from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
+from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
+
+HISTORY_CUT = "transformer_lstm, history cut"
+ALL_MEMORY_CUT = "transformer_lstm, all memory cut"
+MEMORY_CUT = "lstm, memory cut"
+CUTS: dict[str, dict[str, tuple[str, ...]]] = {
+    "transformer_lstm": {HISTORY_CUT: ("kv",), ALL_MEMORY_CUT: ("",)},
+    "lstm": {MEMORY_CUT: ("",)},
+}
+"""Per model, its memory-cut rows and the state entries each resets after every step (name
+prefixes; "" is every entry): (c0) forgets the streaming encoder's key/value cache and keeps
+its LSTM, (c00) forgets both, so it sees the current frame only; (b0) forgets the LSTM's
+state, all the memory (b) has."""
+
+
+class ForgetfulPolicy(ModulePolicy):
+    """A trained recurrent policy that forgets after every step: the state entries whose names
+    start with `forgets` go back to their initial value (`CUTS`)."""
+
+    def __init__(self, *args: Any, forgets: tuple[str, ...], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.forgets = forgets
+
+    def act(self, obs: Any, rng: np.random.Generator, *, keys: Sequence[Hashable]) -> np.ndarray:
+        actions = super().act(obs, rng, keys=keys)
+        for key in keys:
+            state = self._states[key]
+            for name in state:
+                if name.startswith(self.forgets):
+                    state[name] = np.asarray(self._initial[name])
+        return actions
+
+
+def trained_policy(
+    spec: ExperimentSpec, run_dir: Path, *, sample: bool, forgets: tuple[str, ...] | None
+) -> Any:
+    """The trained `main` policy; with `forgets`, its memory-cut twin (`CUTS`)."""
+    loaded = load_checkpoint(resolve_checkpoint(run_dir))
+    weights = module_weights(loaded.parts[ALGORITHM_PART])["main"]
+    target = EnvTarget(spec.env.id)
+    observation_space, action_space = probe_env(target).spaces["player_0"]
+    context = EnvContext(spec.env.id, observation_space, action_space)
+    if forgets is None:
+        return learned_policy(spec, weights, env=context, sample=sample, label=spec.name), context
+    converter = history_converter(spec, observation_space)
+    rebuilt = build_module(
+        spec,
+        observation_space=converter.observation_space if converter else observation_space,
+        action_space=action_space,
+        weights=weights,
+        inference_only=True,
+    )
+    policy = ForgetfulPolicy(
+        spec.name, rebuilt, sample=sample, converter=converter, forgets=forgets
+    )
+    return policy, context
+
+
+def win_rate(policy: Any, opponent: Any, *, games: int, seed: int) -> float:
+    """Seats alternating, in the duel's arena (as `rlp eval --seat alternate` plays it)."""
+    records = arena_episodes(
+        {"policy": policy, "opponent": opponent},
+        episodes=games,
+        seat="alternate",
+        seed=seed,
+        env_kwargs={},
+    )
+    return float(summarize(records, "policy")["win_rate"])
+
+
+def evaluate(
+    spec: ExperimentSpec,
+    run_dir: Path,
+    *,
+    games: int,
+    forgets: tuple[str, ...] | None,
+    styles: Sequence[str],
+) -> dict:
+    row: dict[str, float] = {}
+    for mode in ("greedy", "sampled"):
+        policy, context = trained_policy(spec, run_dir, sample=mode == "sampled", forgets=forgets)
+        rates = []
+        for style in styles:
+            opponent = load_policy(f"scripted://duel/{style}", env=context)
+            rates.append(win_rate(policy, opponent, games=games, seed=spec.seed or 0))
+            row[f"{mode}/{style}"] = rates[-1]
+        row[f"{mode}/mean"] = float(np.mean(rates))
+        if "counter" in styles:
+            row |= counter_by_blind_spot(spec, run_dir, games=games, forgets=forgets, mode=mode)
+    return row
+
+
+def counter_by_blind_spot(
+    spec: ExperimentSpec,
+    run_dir: Path,
+    *,
+    games: int,
+    forgets: tuple[str, ...] | None,
+    mode: str,
+) -> dict[str, float]:
+    """The win rate against `counter` in the games of each of its blind spots (`games` games
+    in all, half from each seat). A policy that reads `counter`'s history wins in all three
+    kinds of game; so can others, partly (sampled play tries attacks at random, and the frame
+    keeps the HP a punished attack cost), so compare with the memory-cut rows."""
+
+    policy, _ = trained_policy(spec, run_dir, sample=mode == "sampled", forgets=forgets)
+
+    def fresh_policy() -> ActFn:  # recurrent state and history per game row, from scratch
+        policy.forget(range(games // 2))
+        return lambda obs, rng: policy.act(obs, rng, keys=range(len(obs)))
+
+    # Sampled actions draw from torch's global generator: seeded here, the split does not
+    # depend on which styles were evaluated before it.
+    torch.manual_seed(spec.seed or 0)
+    wins = wins_by_blind_spot(fresh_policy, games=games // 2, seed=spec.seed or 0)
+    return {f"{mode}/counter/{spot.name.lower()}": rate for spot, rate in wins.items()}
+
+
+def print_table(rows: dict[str, dict], styles: Sequence[str]) -> None:
+    columns = [f"{mode}/{s}" for mode in ("greedy", "sampled") for s in (*styles, "mean")]
+    if "counter" in styles:
+        spots = [f"counter/{spot.name.lower()}" for spot in BLIND_SPOTS]
+        columns += [f"{mode}/{spot}" for mode in ("greedy", "sampled") for spot in spots]
+    print("| policy | " + " | ".join(columns) + " |")
+    print("|---|" + "---|" * len(columns))
+    for name, row in rows.items():
+        print(f"| {name} | " + " | ".join(f"{row[c]:.2f}" for c in columns) + " |")
