@@ -21,6 +21,10 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 # pool spins against them; one small LSTM step took 28 ms with 2 threads vs 0.9 ms with 1 under
 # load (docs/modules.md). Set before anything imports torch.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# As `import rl_platform` sets it, but here whichever test module imports Ray first: under
+# `uv run pytest` Ray would otherwise start every worker of the session Ray through `uv run` in
+# a zipped copy of the repo (test_local_ray_workers.py).
+os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 
 
 @pytest.fixture(scope="session")
