@@ -240,12 +240,11 @@ def model_rows(
     return rows, str(run_dir)
 
 
-def print_seed(seed: int, rows: dict[str, dict], args: argparse.Namespace, **budget: int) -> None:
-    print(
-        f"\n{budget['env_steps']:,} env steps per model, {budget['games']} games per style and "
-        f"mode, seed {seed}"
-    )
-    print_table(rows, args.styles)
+def print_seed(
+    seed: int, rows: dict[str, dict], styles: Sequence[str], *, env_steps: int, games: int
+) -> None:
+    print(f"\n{env_steps:,} env steps per model, {games} games per style and mode, seed {seed}")
+    print_table(rows, styles)
 
 
 def run_seed(seed: int, args: argparse.Namespace, *, env_steps: int, games: int) -> dict:
@@ -254,7 +253,7 @@ def run_seed(seed: int, args: argparse.Namespace, *, env_steps: int, games: int)
         model_and_cuts, run = model_rows(model, seed, args, env_steps=env_steps, games=games)
         rows |= model_and_cuts
         print(json.dumps({model: rows[model], "run": run}), flush=True)
-    print_seed(seed, rows, args, env_steps=env_steps, games=games)
+    print_seed(seed, rows, args.styles, env_steps=env_steps, games=games)
     return rows
 
 
@@ -282,7 +281,7 @@ def run_in_parallel(
         ]
         (args.out / "results.json").write_text(json.dumps(rows_by_seed, indent=2) + "\n")
     for seed, rows in zip(seeds, rows_by_seed, strict=True):
-        print_seed(seed, rows, args, env_steps=env_steps, games=games)
+        print_seed(seed, rows, args.styles, env_steps=env_steps, games=games)
     return rows_by_seed
 
 
