@@ -78,6 +78,7 @@ from rl_platform import train
 from rl_platform.run.train import train_in_folder
 from rl_platform.spec import ExperimentSpec, load_spec, validate_spec_data
 from rl_platform.storage.run_dir import new_run_dir
+from rl_platform.utils.atomic import write_json_atomic
 
 STYLES = ("based", "rusher", "blocker", "zoner", "counter")
 LR_DECAY_ENV_STEPS = 2_000_000
@@ -279,7 +280,7 @@ def run_in_parallel(
         rows_by_seed = [
             {k: v for m in args.models for k, v in done.get((s, m), {}).items()} for s in seeds
         ]
-        (args.out / "results.json").write_text(json.dumps(rows_by_seed, indent=2) + "\n")
+        write_json_atomic(args.out / "results.json", rows_by_seed)
     for seed, rows in zip(seeds, rows_by_seed, strict=True):
         print_seed(seed, rows, args.styles, env_steps=env_steps, games=games)
     return rows_by_seed
@@ -365,7 +366,7 @@ def main() -> None:
         rows_by_seed = []
         for seed in seeds_to_run(args):
             rows_by_seed.append(run_seed(seed, args, env_steps=env_steps, games=games))
-            (args.out / "results.json").write_text(json.dumps(rows_by_seed, indent=2) + "\n")
+            write_json_atomic(args.out / "results.json", rows_by_seed)
     print()
     for mode in ("greedy", "sampled"):
         over_baselines, over_cut, over_all_cut = edges(rows_by_seed, mode)
