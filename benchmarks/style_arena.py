@@ -111,24 +111,17 @@ def evaluate(
             row[f"{mode}/{style}"] = rates[-1]
         row[f"{mode}/mean"] = float(np.mean(rates))
         if "counter" in styles:
-            row |= counter_by_blind_spot(spec, run_dir, games=games, forgets=forgets, mode=mode)
+            row |= counter_by_blind_spot(policy, games=games, seed=spec.seed or 0, mode=mode)
     return row
 
 
 def counter_by_blind_spot(
-    spec: ExperimentSpec,
-    run_dir: Path,
-    *,
-    games: int,
-    forgets: tuple[str, ...] | None,
-    mode: str,
+    policy: ModulePolicy, *, games: int, seed: int, mode: str
 ) -> dict[str, float]:
-    """The win rate against `counter` in the games of each of its blind spots (`games` games
-    in all, half from each seat). A policy that reads `counter`'s history wins in all three
-    kinds of game; so can others, partly (sampled play tries attacks at random, and the frame
-    keeps the HP a punished attack cost), so compare with the memory-cut rows."""
-
-    policy, _ = trained_policy(spec, run_dir, sample=mode == "sampled", forgets=forgets)
+    """`policy`'s win rate against `counter` in the games of each of its blind spots (`games`
+    games in all, half from each seat). A policy that reads `counter`'s history wins in all
+    three kinds of game; so can others, partly (sampled play tries attacks at random, and the
+    frame keeps the HP a punished attack cost), so compare with the memory-cut rows."""
 
     def fresh_policy() -> ActFn:  # recurrent state and history per game row, from scratch
         policy.forget(range(games // 2))
@@ -136,8 +129,8 @@ def counter_by_blind_spot(
 
     # Sampled actions draw from torch's global generator: seeded here, the split does not
     # depend on which styles were evaluated before it.
-    torch.manual_seed(spec.seed or 0)
-    wins = wins_by_blind_spot(fresh_policy, games=games // 2, seed=spec.seed or 0)
+    torch.manual_seed(seed)
+    wins = wins_by_blind_spot(fresh_policy, games=games // 2, seed=seed)
     return {f"{mode}/counter/{spot.name.lower()}": rate for spot, rate in wins.items()}
 
 
