@@ -2,7 +2,9 @@
 
 Each iteration: `algo.train()`, namespaced metrics, the health verdict, the env-runner check,
 the stop conditions (the spec's `stop`, the host's own, an unhealthy verdict), a checkpoint
-when due or at the stop, then one report to the host. What differs between hosts is only where
+when due or at the stop (saved by the host first), then one report to the host with where the
+iteration's time went (`perf/sample_s`, `perf/learn_s`, ...: rl_platform/run/phase_clock.py).
+What differs between hosts is only where
 reports and checkpoints go (`LoopReporter`: a run folder, or Tune) and two policies: whether
 entropy collapse stops the run and whether the run checkpoints when it stops.
 """
@@ -20,6 +22,7 @@ from rl_platform.envs.env_info import action_names_of
 from rl_platform.envs.registry import trained_action_space
 from rl_platform.errors import TrainingHealthError
 from rl_platform.run.env_runner_health import check_env_runners
+from rl_platform.run.gpu_monitor import GpuMonitor
 from rl_platform.run.health import (
     HEALTH_META_KEY,
     HealthMonitor,
@@ -29,6 +32,7 @@ from rl_platform.run.health import (
 )
 from rl_platform.run.metrics import extract_metrics
 from rl_platform.run.periodic_eval import PeriodicEvaluation
+from rl_platform.run.phase_clock import CHECKPOINT, EVAL, LEARN, TRAIN, WEIGHTS_SYNC, PhaseClock
 from rl_platform.run.stopping import StopTracker
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.algorithm_state import (
@@ -54,6 +58,9 @@ class Checkpoint:
 
 
 class LoopReporter(Protocol):
+    def save(self, checkpoint: Checkpoint) -> None:
+        """Write the checkpoint durably, before the metrics row that mentions it."""
+
     def report(
         self,
         metrics: dict[str, float],
@@ -123,6 +130,8 @@ class TrainingLoop:
         self.host_stop = host_stop
         self.save_collapsed = save_collapsed
         self.stopper = StopTracker(spec.stop, spec.checkpoint, env_steps=start.env_steps)
+        self._previous_env_steps = float(start.env_steps)
+        self.clock = PhaseClock()
         self.action_names = action_names_of(spec.env.id)
         self.health = HealthMonitor(
             spec.health, max_entropy=max_entropy(trained_action_space(spec.env))
@@ -134,11 +143,14 @@ class TrainingLoop:
         )
 
     def run(self) -> LoopOutcome:
+        self.clock = PhaseClock()  # the first iteration starts now
+        instrument(self.algo, self.clock)
+        gpu = GpuMonitor.for_this_process()
         while True:
+            with self.clock.phase(TRAIN):
+                result = self.algo.train()
             metrics = extract_metrics(
-                self.algo.train(),
-                previous_env_steps=self.env_steps,
-                action_names=self.action_names,
+                result, previous_env_steps=self.env_steps, action_names=self.action_names
             )
             self.iteration, self.env_steps = int(metrics["iteration"]), int(metrics["env_steps"])
             verdict = self._health_verdict(metrics)
@@ -148,12 +160,17 @@ class TrainingLoop:
             if self._evaluation_due(verdict):  # every evaluated policy is a checkpoint
                 checkpoint, verdict = self._try_checkpoint(verdict)
                 if checkpoint is not None:
-                    checkpoint = self._evaluate(checkpoint)
+                    with self.clock.phase(EVAL):
+                        checkpoint = self._evaluate(checkpoint)
                     metrics |= checkpoint.evaluation or {}
             reason = self._stop_reason(metrics, verdict)
             if checkpoint is None and self._checkpoint_due(reason, verdict):
                 checkpoint, verdict = self._try_checkpoint(verdict)
                 reason = verdict.reason if verdict.status is HealthStatus.NAN else reason
+            if checkpoint is not None:
+                with self.clock.phase(CHECKPOINT):
+                    self.reporter.save(checkpoint)
+            metrics |= self._perf(metrics, gpu)
             self.reporter.report(
                 metrics, verdict=verdict, stop_reason=reason, checkpoint=checkpoint
             )
@@ -161,6 +178,15 @@ class TrainingLoop:
                 self.stopper.mark_checkpoint(self.iteration, self.env_steps)
             if reason:
                 return LoopOutcome(self.iteration, self.env_steps, reason, verdict)
+
+    def _perf(self, metrics: dict[str, float], gpu: GpuMonitor | None) -> dict[str, float]:
+        """The iteration's time split; env steps/s over the whole iteration; GPU figures."""
+        split = self.clock.split()
+        steps = metrics["env_steps"] - self._previous_env_steps
+        self._previous_env_steps = metrics["env_steps"]
+        iteration_s = split["perf/iteration_s"]
+        split["perf/env_steps_per_s"] = steps / iteration_s if iteration_s > 0 else 0.0
+        return split | (gpu.read() if gpu is not None else {})
 
     def _health_verdict(self, metrics: dict[str, float]) -> HealthVerdict:
         return self.health.check(metrics)
@@ -187,7 +213,8 @@ class TrainingLoop:
 
     def _try_checkpoint(self, verdict: HealthVerdict) -> tuple[Checkpoint | None, HealthVerdict]:
         try:
-            return self._checkpoint(verdict), verdict
+            with self.clock.phase(CHECKPOINT):
+                return self._checkpoint(verdict), verdict
         except TrainingHealthError as exc:  # the weights themselves went non-finite
             return None, HealthVerdict(HealthStatus.NAN, str(exc))
 
@@ -219,3 +246,18 @@ class TrainingLoop:
             # `--resume` refuses it without --force (rl_platform/run/resume.py).
             meta[HEALTH_META_KEY] = {"status": verdict.status.value, "reason": verdict.reason}
         return Checkpoint(iteration=self.iteration, parts=parts, meta=meta)
+
+
+def instrument(algo: Any, clock: PhaseClock) -> None:
+    """Time the learner group's updates and the env runners' weight syncs as phases of
+    `clock` (wrapping these two methods of this algorithm's objects, nothing global)."""
+    for owner_name, method, phase in (
+        ("learner_group", "update", LEARN),
+        ("env_runner_group", "sync_weights", WEIGHTS_SYNC),
+    ):
+        owner = getattr(algo, owner_name, None)
+        function = getattr(owner, method, None)
+        if function is None:
+            continue
+        function = getattr(function, "__wrapped__", function)  # a resumed loop: wrap once
+        setattr(owner, method, clock.wrap(phase, function))

@@ -1,4 +1,5 @@
-"""The live progress line: iteration, env steps, return mean, env steps/s and ETA (rich)."""
+"""The live progress line: iteration, env steps, return mean, env steps/s, ETA and where the
+iteration's time went (rich)."""
 
 import math
 import sys
@@ -9,6 +10,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from rl_platform.run.phase_clock import split_summary
 from rl_platform.spec.sections import StopSpec
 
 
@@ -66,6 +68,9 @@ class ProgressLine:
             f"{self.name} | iter {iteration} | env steps {steps:,} | return {ret:.1f} | "
             f"{rate:,.0f} steps/s | ETA {_format_eta(eta)}"
         )
+        split = split_summary(metrics)
+        if split:
+            line += f" | {split}"
         if self._live is not None:
             self._live.update(Text(line))
         else:

@@ -57,6 +57,15 @@ class TuneReporter:
 
     def __init__(self, metric: str) -> None:
         self.metric = metric
+        self._saved: tuple[tempfile.TemporaryDirectory, Path] | None = None
+
+    def save(self, checkpoint: Checkpoint) -> None:
+        """Into a temp folder that Tune copies into the trial's storage at the next report."""
+        folder = tempfile.TemporaryDirectory(prefix="rlp-trial-")
+        path = CheckpointStore(folder.name, keep_last=1).save(
+            iteration=checkpoint.iteration, parts=checkpoint.parts, meta=checkpoint.meta
+        )
+        self._saved = (folder, path)
 
     def report(
         self,
@@ -74,12 +83,10 @@ class TuneReporter:
         if self.metric not in result:
             # Tune refuses results without the metric (no episode has ended yet).
             result[self.metric] = math.nan
-        if checkpoint is None:
+        saved, self._saved = self._saved, None
+        if checkpoint is None or saved is None:
             tune.report(result)
             return
-        # Tune copies the folder into the trial's storage during report(); the temp one can go.
-        with tempfile.TemporaryDirectory(prefix="rlp-trial-") as tmp:
-            path = CheckpointStore(tmp, keep_last=1).save(
-                iteration=checkpoint.iteration, parts=checkpoint.parts, meta=checkpoint.meta
-            )
+        folder, path = saved
+        with folder:  # Tune copies the folder during report(); the temp one can go after
             tune.report(result, checkpoint=tune.Checkpoint.from_directory(str(path)))

@@ -8,6 +8,7 @@ from safetensors.numpy import load_file
 
 from rl_platform import load_spec, train
 from rl_platform.run.export import export_policy
+from rl_platform.run.phase_clock import SPLIT_KEYS
 from rl_platform.storage.algorithm_state import module_weights
 from rl_platform.storage.checkpoints import load_checkpoint
 from tests.conftest import EXPERIMENTS
@@ -51,6 +52,12 @@ def test_run_folder_metrics_and_resume(ray_local, tmp_path):
         "actions/0_frac",
     ):
         assert key in lines[-1], key
+    for row in lines:  # where each iteration's time went, adding up to the iteration
+        split = [row[key] for key in SPLIT_KEYS]
+        assert all(value >= 0 for value in split)
+        assert sum(split) == pytest.approx(row["perf/iteration_s"], rel=0.05)
+        assert row["perf/sample_s"] > 0 and row["perf/learn_s"] > 0
+        assert row["perf/checkpoint_s"] > 0  # the smoke profile checkpoints every iteration
     summary = json.loads((run_dir / "trial_metrics.json").read_text())
     assert summary["frame"] == first.env_steps > 0
     assert "trial_metrics: frame:" in (run_dir / "train.log").read_text()
