@@ -55,6 +55,15 @@ def write_spec(tmp_path: Path):
     return _write
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """tests/gpu/ only where torch sees a CUDA GPU (the `gpu` marker, tests/gpu/conftest.py)."""
+    if collection_path.name == "gpu" and collection_path.parent == REPO_ROOT / "tests":
+        import torch
+
+        return not torch.cuda.is_available()
+    return None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests that read background scenarios run last (tests/background.py)."""
     move_background_tests_last(items)

@@ -25,6 +25,14 @@ from ray.rllib.utils.typing import EpisodeType
 
 from rl_platform.connectors.state_lookback import module_for
 
+STATE_REF = "state_ref"
+"""Episode column of the array runner's chunks: per STATE_OUT position (lookback first), the
+row of the chunk's state table that holds it, -1 where no state is kept."""
+CHUNK_STATES = "chunk_states"
+"""`episode.custom_data` key of that table, `{state key: [M, ...]}`: the few states a chunk's
+sequences start from travel once, beside the episode, not as a per-step column that RLlib's
+learner pieces copy (`AddOneTsToEpisodesAndTruncate` appends to every column)."""
+
 
 def chunk_start_indices(length: int, max_seq_len: int) -> list[int]:
     """Indices of the STATE_OUTs that start chunks 1.. of an episode of `length` steps (the
@@ -73,6 +81,8 @@ class ChunkStatesToBatch(ConnectorV2):
 
 def _chunk_states(sa_episode: Any, module: RLModule, max_seq_len: int) -> Any:
     """`[ceil(len / max_seq_len), ...]` STATE_INs, as RLlib's piece computes them."""
+    if STATE_REF in sa_episode.extra_model_outputs:
+        return _referenced_chunk_states(sa_episode, module, max_seq_len)
     has_states = Columns.STATE_OUT in sa_episode.extra_model_outputs
     if sa_episode.t_started == 0 or not has_states:
         first = convert_to_numpy(module.get_initial_state())
@@ -88,3 +98,24 @@ def _chunk_states(sa_episode: Any, module: RLModule, max_seq_len: int) -> Any:
     return tree.map_structure(
         lambda f, rest: np.concatenate([np.asarray(f)[None], rest]), first, later
     )
+
+
+def _referenced_chunk_states(sa_episode: Any, module: RLModule, max_seq_len: int) -> Any:
+    """The same rows, looked up in the chunk's state table (`STATE_REF`, `CHUNK_STATES`)."""
+    table = sa_episode.custom_data[CHUNK_STATES]
+    indices = chunk_start_indices(len(sa_episode), max_seq_len)
+    refs = [int(sa_episode.get_extra_model_outputs(STATE_REF, -1, neg_index_as_lookback=True))]
+    if indices:
+        refs += [int(r) for r in sa_episode.get_extra_model_outputs(STATE_REF, indices)]
+    rows = np.asarray(refs, np.int64)
+    chunks = tree.map_structure(lambda values: np.asarray(values)[rows], table)
+    if sa_episode.t_started == 0:  # as RLlib: an episode's start is the initial state
+        first = convert_to_numpy(module.get_initial_state())
+        chunks = tree.map_structure(_with_first, chunks, first)
+    return chunks
+
+
+def _with_first(rows: np.ndarray, first: Any) -> np.ndarray:
+    rows = rows.copy()
+    rows[0] = first
+    return rows

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import gymnasium as gym
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 _ACTIVATIONS: dict[str, type[nn.Module]] = {
@@ -58,6 +59,12 @@ class MLP(nn.Module):
         return self.layers(x)
 
 
+def is_capturing(tensor: torch.Tensor) -> bool:
+    """Whether `tensor`'s CUDA stream is being captured into a CUDA graph (never on CPU):
+    code that asks the device a question (a host sync) must not, then."""
+    return tensor.is_cuda and torch.cuda.is_current_stream_capturing()
+
+
 class LSTMCore(nn.Module):
     """Single-layer batch-first LSTM taking and returning the (h, c) state as [B, C] tensors.
 
@@ -89,6 +96,13 @@ class LSTMCore(nn.Module):
         out, state = self._run(x, state, seq_lens)
         return (torch.cat([out, x], dim=-1) if self.skip else out), state
 
+    def _cell_step(
+        self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        """x [B, 1, in] one step from state ([B, C], [B, C]), without the cuDNN kernel."""
+        h, c = _lstm_gates_step(self.lstm, x[:, 0], *(s.to(x.dtype) for s in state))
+        return h[:, None], (h, c)
+
     def _run(
         self,
         x: torch.Tensor,
@@ -96,8 +110,10 @@ class LSTMCore(nn.Module):
         seq_lens: torch.Tensor | None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
         # cuDNN refuses a non-contiguous hx (e.g. an expanded initial state); CPU accepts it.
-        h, c = (s.unsqueeze(0).to(x.dtype).contiguous() for s in state)
         steps = x.shape[1]
+        if steps == 1 and is_capturing(x):
+            return self._cell_step(x, state)
+        h, c = (s.unsqueeze(0).to(x.dtype).contiguous() for s in state)
         if seq_lens is None or steps == 1:
             out, (h, c) = self.lstm(x, (h, c))
             return out, (h.squeeze(0), c.squeeze(0))
@@ -113,6 +129,19 @@ class LSTMCore(nn.Module):
         out, (h, c) = self.lstm(packed, (h, c))
         out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=steps)
         return out, (h.squeeze(0), c.squeeze(0))
+
+
+def _lstm_gates_step(
+    lstm: nn.LSTM, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One step of a single-layer `nn.LSTM` written out (its documented equations, gates in
+    the order i, f, g, o): what a captured CUDA graph runs instead of the cuDNN kernel."""
+    gates = F.linear(x, lstm.weight_ih_l0, lstm.bias_ih_l0) + F.linear(
+        h, lstm.weight_hh_l0, lstm.bias_hh_l0
+    )
+    i, f, g, o = gates.chunk(4, dim=-1)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(c), c
 
 
 def action_dist_input_dim(action_space: gym.Space) -> int:

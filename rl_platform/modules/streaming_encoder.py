@@ -38,6 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rl_platform.modules.nets import is_capturing
 from rl_platform.modules.transformer import AttentionPooling, MultiHeadAttention, TransformerBlock
 
 ROPE_BASE = 10_000.0  # RoFormer's theta base (Su et al. 2021, section 3.4.2)
@@ -114,9 +115,12 @@ class SlidingWindow:
             if not bool((lengths == steps).all()):
                 keep = lengths[:, None] + torch.arange(cache_len, device=device)
         packed = mask[:, None, None].expand(-1, -1, groups, -1, -1).flatten(2, 3)
+        # Dropping an all-true mask lets SDPA use FlashAttention, but asking costs a host
+        # sync, which a CUDA graph being captured cannot have: it keeps the mask.
+        all_allowed = not is_capturing(mask) and bool(mask.all())
         return cls(
             cache_len=cache_len,
-            mask=None if bool(mask.all()) else packed,
+            mask=None if all_allowed else packed,
             key_valid=key_valid,
             rope=rotary_tables(position[:, None] + query[:, 0], head_dim),
             next_position=position + lengths,

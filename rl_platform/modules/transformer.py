@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rl_platform.modules.nets import MLP
+from rl_platform.modules.nets import MLP, is_capturing
 
 
 def ensure_one_valid(valid: torch.Tensor) -> torch.Tensor:
@@ -37,10 +37,11 @@ def key_padding(valid: torch.Tensor) -> torch.Tensor | None:
     """`valid` with empty rows fixed, or None when every frame is valid.
 
     None lets SDPA use FlashAttention, which takes no mask. `valid.all()` costs one device
-    sync per forward (done once, not per layer), cheap next to the attention it may speed up.
+    sync per forward (done once, not per layer), cheap next to the attention it may speed up;
+    while a CUDA graph is captured, the mask stays.
     """
     valid = ensure_one_valid(valid.bool())
-    return None if bool(valid.all()) else valid
+    return None if not is_capturing(valid) and bool(valid.all()) else valid
 
 
 def _attention_mask(valid: torch.Tensor | None) -> torch.Tensor | None:

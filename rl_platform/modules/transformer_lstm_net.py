@@ -130,9 +130,17 @@ class TransformerLSTMBase(nn.Module):
         return torch.cat([self.own_observation(inputs), newest], dim=-1)
 
     def autocast(self, device: torch.device) -> AbstractContextManager:
-        """bf16 autocast for the attention part when `precision: bf16` on CUDA."""
+        """bf16 autocast for the attention part when `precision: bf16` on CUDA. While a CUDA
+        graph is captured, without autocast's weight cache (torch.cuda.graphs' rule: the
+        casts must be part of the graph, so that replays read the current weights)."""
         enabled = self.use_bf16 and device.type == "cuda"
-        return torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=enabled)
+        capturing = enabled and torch.cuda.is_current_stream_capturing()
+        return torch.autocast(
+            device_type=device.type,
+            dtype=torch.bfloat16,
+            enabled=enabled,
+            cache_enabled=not capturing,
+        )
 
     def policy(self, embeddings: torch.Tensor, action_mask: torch.Tensor | None) -> torch.Tensor:
         return apply_action_mask(self.actor(embeddings), action_mask)

@@ -164,10 +164,17 @@ def _learned(
 
 
 def learned_policy(
-    spec: Any, weights: dict[str, np.ndarray] | None, *, env: EnvContext, sample: bool, label: str
+    spec: Any,
+    weights: dict[str, np.ndarray] | None,
+    *,
+    env: EnvContext,
+    sample: bool,
+    label: str,
+    device: str = "cpu",
 ) -> Policy:
     """A policy acting with `spec`'s model and these weights (a checkpoint's, or the live
-    weights of a run being evaluated while it trains; None: fresh initial weights)."""
+    weights of a run being evaluated while it trains; None: fresh initial weights), on
+    `device`."""
     from rl_platform.policies.module_policy import ModulePolicy
     from rl_platform.policies.rebuild import build_module, history_converter
 
@@ -179,4 +186,4 @@ def learned_policy(
         weights=weights,
         inference_only=True,  # acting needs no critic
     )
-    return ModulePolicy(label, rebuilt, sample=sample, converter=converter)
+    return ModulePolicy(label, rebuilt, sample=sample, converter=converter, device=device)

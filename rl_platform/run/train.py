@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
 from loguru import logger
 
+from rl_platform.devices import require_acting_device
 from rl_platform.errors import TrainingHealthError, UserError
 from rl_platform.rllib_config import ConfigExtension
 from rl_platform.run.algorithm_build import build_algorithm
@@ -68,6 +70,14 @@ def train(
     (`rl_platform.run.algorithm_build`), e.g. a test's. `force` resumes from a checkpoint
     flagged as collapsed. `dashboard` starts the local Ray with its dashboard."""
     spec, out_dir = storage_out(spec, out_dir)
+    require_acting_device(
+        spec.resources.acting_device,
+        profiles_setting_it=[
+            name
+            for name, profile in spec.profiles.items()
+            if profile.resources.get("acting_device") == "cuda"
+        ],
+    )
     target = resume_target(resume) if resume else None
     run_dir = target.run_dir if target else new_run_dir(out_dir, spec.name)
     run_key = run_key_of(run_dir, out_dir=None if target else out_dir)
@@ -154,17 +164,8 @@ def _train_in(
             record_resumed_spec(run_dir, spec, checkpoint.path)
         reporter = RunFolderReporter(run_dir, spec, store, start, uploader=uploader)
         try:
-            outcome = TrainingLoop(
-                spec,
-                algo,
-                reporter=reporter,
-                start=start,
-                stop_on_collapse=spec.health.on_collapse == "stop",
-                checkpoint_at_stop=spec.checkpoint.at_end,
-                host_stop=host_stop,
-                save_collapsed=False,  # a collapse stop keeps the last healthy `latest`
-                evaluate=True,
-            ).run()
+            with out_of_memory_names_the_settings(spec, store):
+                outcome = _loop(spec, algo, reporter, start, host_stop)
         finally:
             reporter.close()
         if outcome.verdict.status is HealthStatus.NAN:
@@ -176,6 +177,50 @@ def _train_in(
         return reporter.finish(outcome)
     finally:
         algo.stop()
+
+
+def _loop(
+    spec: ExperimentSpec,
+    algo: Any,
+    reporter: "RunFolderReporter",
+    start: LoopStart,
+    host_stop: Callable[[], str | None],
+) -> LoopOutcome:
+    return TrainingLoop(
+        spec,
+        algo,
+        reporter=reporter,
+        start=start,
+        stop_on_collapse=spec.health.on_collapse == "stop",
+        checkpoint_at_stop=spec.checkpoint.at_end,
+        host_stop=host_stop,
+        save_collapsed=False,  # a collapse stop keeps the last healthy `latest`
+        evaluate=True,
+    ).run()
+
+
+@contextlib.contextmanager
+def out_of_memory_names_the_settings(spec: ExperimentSpec, store: CheckpointStore) -> Iterator:
+    """A GPU out of memory becomes one line naming what to lower (exit 2); every checkpoint
+    written so far stays (each is complete on disk before the next iteration starts)."""
+    try:
+        yield
+    except Exception as exc:
+        if not is_out_of_memory(exc):
+            raise
+        first = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else "out of memory"
+        batch = "minibatch_size" if hasattr(spec.training, "minibatch_size") else "train_batch_size"
+        raise UserError(
+            f"GPU out of memory ({first}); lower env.envs_per_runner (games acting at once, "
+            f"now {spec.env.envs_per_runner}) or training.{batch} (now "
+            f"{getattr(spec.training, batch)}); the last checkpoint is kept: "
+            f"{store.latest() or 'none yet'} (resume with --resume)"
+        ) from None
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """torch's CUDA out-of-memory error, also when Ray wraps it (a remote learner's)."""
+    return isinstance(exc, torch.OutOfMemoryError) or "CUDA out of memory" in str(exc)
 
 
 class RunFolderReporter:
@@ -211,19 +256,22 @@ class RunFolderReporter:
         self.trial.observe(metrics)
         self.history.append(metrics)
         if checkpoint is not None:
-            self.last_checkpoint = self.store.save(
-                iteration=checkpoint.iteration, parts=checkpoint.parts, meta=checkpoint.meta
-            )
             logger.info("checkpoint {}", self.last_checkpoint)
-            if checkpoint.evaluation is not None:
-                self._record_evaluation(checkpoint, self.last_checkpoint, metrics)
             if self.uploader is not None:
                 self.uploader.after_checkpoint()
 
-    def _record_evaluation(self, checkpoint: Checkpoint, saved: Path, metrics: dict) -> None:
+    def save(self, checkpoint: Checkpoint) -> None:
+        """The checkpoint and its evaluation row, before the metrics row of its iteration."""
+        self.last_checkpoint = self.store.save(
+            iteration=checkpoint.iteration, parts=checkpoint.parts, meta=checkpoint.meta
+        )
+        if checkpoint.evaluation is not None:
+            self._record_evaluation(checkpoint, self.last_checkpoint)
+
+    def _record_evaluation(self, checkpoint: Checkpoint, saved: Path) -> None:
         """A row in evaluation.jsonl; `best` moves to `saved` when it beats the best so far."""
         evaluation = checkpoint.evaluation or {}
-        row = {"iteration": metrics["iteration"], "env_steps": metrics["env_steps"]}
+        row = {"iteration": checkpoint.iteration, "env_steps": checkpoint.meta["env_steps"]}
         with (self.run_dir / EVALUATION_FILE).open("a", encoding="utf-8") as handle:
             handle.write(json.dumps({**row, "checkpoint": saved.name, **evaluation}) + "\n")
         metric = checkpoint.best_metric

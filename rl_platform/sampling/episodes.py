@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 import gymnasium as gym
 import numpy as np
-from ray.rllib.core.columns import Columns
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
 
+from rl_platform.connectors.chunk_states import CHUNK_STATES, STATE_REF
 from rl_platform.sampling.rollout import Trajectory
 
 _chunk_ids = itertools.count()
@@ -37,7 +37,7 @@ def to_episode(
     size = len(trajectory)
     chunk = f"{runner_tag}-{trajectory.episode_uid}-{next(_chunk_ids)}"
     observations = InfiniteLookbackBuffer(data=trajectory.observations, space=observation_space)
-    return SingleAgentEpisode(
+    episode = SingleAgentEpisode(
         id_=chunk,
         observations=observations,
         observation_space=observation_space,
@@ -45,7 +45,7 @@ def to_episode(
         actions=InfiniteLookbackBuffer(data=trajectory.actions, space=action_space),
         action_space=action_space,
         rewards=InfiniteLookbackBuffer(data=trajectory.rewards),
-        extra_model_outputs=_extra_buffers(trajectory.extras, trajectory.states),
+        extra_model_outputs=_extra_buffers(trajectory.extras, trajectory.state_refs),
         terminated=trajectory.terminated,
         truncated=trajectory.truncated,
         t_started=trajectory.t_started,
@@ -54,15 +54,18 @@ def to_episode(
         module_id=module_ids[trajectory.module],
         multi_agent_episode_id=chunk,
     )
+    if trajectory.state_refs is not None:
+        episode.custom_data[CHUNK_STATES] = trajectory.state_table
+    return episode
 
 
 def _extra_buffers(
-    extras: dict[str, np.ndarray], states: dict[str, np.ndarray]
+    extras: dict[str, np.ndarray], state_refs: np.ndarray | None
 ) -> dict[str, InfiniteLookbackBuffer]:
-    """Model outputs per step; recurrent states become RLlib's STATE_OUT column with the
-    chunk's first STATE_IN as its one-step lookback, which the learner reads as the state the
-    chunk starts from (connectors/chunk_states.py)."""
+    """Model outputs per step; recurrent modules' states go by reference: a `STATE_REF`
+    column with the chunk's first state as its one-step lookback, and the table in
+    `custom_data` (connectors/chunk_states.py reads both)."""
     buffers = {name: InfiniteLookbackBuffer(data=values) for name, values in extras.items()}
-    if states:
-        buffers[Columns.STATE_OUT] = InfiniteLookbackBuffer(data=states, lookback=1)
+    if state_refs is not None:
+        buffers[STATE_REF] = InfiniteLookbackBuffer(data=state_refs, lookback=1)
     return buffers

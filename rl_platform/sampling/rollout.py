@@ -22,7 +22,12 @@ import numpy as np
 
 from rl_platform.envs.vector_game import Observations, put_rows, take_rows
 from rl_platform.losses.opponent_action import NO_OPPONENT_ACTION, OPPONENT_ACTIONS
-from rl_platform.sampling.seat_states import STATE_IN_PREFIX, STATE_OUT_PREFIX, STATE_PREFIXES
+from rl_platform.sampling.seat_states import (
+    STATE_IN_PREFIX,
+    STATE_OUT_PREFIX,
+    STATE_PREFIXES,
+    StateRecords,
+)
 
 
 def _allocate(template: Observations, rows: int) -> Observations:
@@ -47,9 +52,13 @@ class Trajectory:
     extras: dict[str, np.ndarray]
     terminated: bool
     truncated: bool
-    states: dict[str, np.ndarray] = field(default_factory=dict)
-    """Recurrent modules: RLlib's STATE_OUT data per state key, `[K + 1, ...]` with the state
-    before the first decision at row 0 (its lookback); see `_chunk_states`."""
+    state_table: dict[str, np.ndarray] = field(default_factory=dict)
+    """Recurrent modules: the states the learner reads, `{key: [M, ...]}`: row 0 the state
+    before the first decision, then the state after every `state_stride`-th decision."""
+    state_refs: np.ndarray | None = None
+    """`[K + 1]` row of `state_table` for each STATE_OUT position (index 0: the lookback, the
+    state before decision 0; index j: the state after decision j - 1), -1 where the learner
+    never reads one; see `_chunk_states`."""
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -73,6 +82,8 @@ class RolloutArrays:
     extras: dict[str, np.ndarray] = field(default_factory=dict)
     state_stride: int = 0
     """Recurrent modules' `max_seq_len`: states are stored at chunk starts only."""
+    states: StateRecords = field(default_factory=StateRecords)
+    """Recorded `state_in/...` and `state_out/...` rows (`StateRecords`)."""
 
     @classmethod
     def allocate(cls, *, steps: int, obs: Observations, num_games: int) -> "RolloutArrays":
@@ -143,7 +154,12 @@ def carry_into(arrays: RolloutArrays, carry: Carry | None) -> None:
     arrays.module[0, g, p] = carry.module
     arrays.decided[0, g, p] = True
     for name, values in carry.extras.items():
-        arrays.record_extra(name, 0, (g, p), values)
+        if not name.startswith(STATE_PREFIXES):
+            arrays.record_extra(name, 0, (g, p), values)
+    for prefix in STATE_PREFIXES:
+        state = {n.removeprefix(prefix): v for n, v in carry.extras.items() if n.startswith(prefix)}
+        if state:
+            arrays.states.add(prefix, 0, (g, p), state)
 
 
 def carry_from(
@@ -156,7 +172,7 @@ def carry_from(
     games = np.asarray([p[0] for p in pending])
     seats = np.asarray([p[1] for p in pending])
     rows = np.asarray([p[2] for p in pending])
-    stored = {n: v for n, v in arrays.extras.items() if not n.startswith(STATE_PREFIXES)}
+    stored = arrays.extras
     return Carry(
         seats=np.stack([games, seats], axis=1),
         obs=take_rows(arrays.obs, (rows, games, seats)),
@@ -231,6 +247,7 @@ def _trajectory(arrays, game, seat, piece, rewards, final, t_started, *, term, t
     obs_rows = take_rows(arrays.obs, (piece, game, seat))
     observations = _append(obs_rows, final)
     first = int(piece[0])
+    table, refs = _chunk_states(arrays, game, seat, piece)
     return Trajectory(
         game=game,
         seat=seat,
@@ -240,34 +257,27 @@ def _trajectory(arrays, game, seat, piece, rewards, final, t_started, *, term, t
         observations=observations,
         actions=arrays.actions[piece, game, seat],
         rewards=rewards,
-        extras={
-            name: values[piece, game, seat]
-            for name, values in arrays.extras.items()
-            if not name.startswith(STATE_PREFIXES)
-        },
+        extras={name: values[piece, game, seat] for name, values in arrays.extras.items()},
         terminated=term,
         truncated=trunc,
-        states=_chunk_states(arrays, game, seat, piece),
+        state_table=table,
+        state_refs=refs,
     )
 
 
-def _chunk_states(arrays: RolloutArrays, game: int, seat: int, piece) -> dict[str, np.ndarray]:
-    """STATE_OUT data of one chunk, filled only where the learner reads it: row 0 (the state
-    before decision 0) and rows `k * stride` (the state after decision `k * stride - 1`),
-    as recorded by `seat_states.ChunkPositions`. The other rows stay zero and are never read;
-    `np.zeros` leaves their memory pages unallocated."""
-    out: dict[str, np.ndarray] = {}
+def _chunk_states(arrays: RolloutArrays, game: int, seat: int, piece) -> tuple[dict, Any]:
+    """(state table, state refs) of one chunk (`Trajectory.state_table`, `state_refs`): the
+    state before decision 0, then the state after decisions `k * stride - 1`, as recorded by
+    `seat_states.ChunkPositions`; ({}, None) for modules without states."""
+    if not arrays.states:
+        return {}, None
     starts = np.arange(arrays.state_stride, len(piece), arrays.state_stride or 1)
-    for name, state_out in arrays.extras.items():
-        if not name.startswith(STATE_OUT_PREFIX):
-            continue
-        key = name.removeprefix(STATE_OUT_PREFIX)
-        state_in = arrays.extras[f"{STATE_IN_PREFIX}{key}"]
-        data = np.zeros((len(piece) + 1, *state_in.shape[3:]), state_in.dtype)
-        data[0] = state_in[piece[0], game, seat]
-        data[starts] = state_out[piece[starts - 1], game, seat]
-        out[key] = data
-    return out
+    refs = [(STATE_IN_PREFIX, int(piece[0]), game, seat)]
+    refs += [(STATE_OUT_PREFIX, int(piece[k - 1]), game, seat) for k in starts]
+    positions = np.full(len(piece) + 1, -1, np.int64)
+    positions[0] = 0
+    positions[starts] = np.arange(1, len(starts) + 1)
+    return arrays.states.take(refs), positions
 
 
 def _closed(arrays, game, seat, piece, end, t_started) -> Trajectory:

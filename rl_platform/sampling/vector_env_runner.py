@@ -5,9 +5,10 @@ keeps RLlib's construction, weights, state, metrics logger and connector pipelin
 replaces the sampling loop (ray/rllib/env/multi_agent_env_runner.py `_sample`), which costs
 per-agent Python objects and connector calls on every step. Per step here:
 
-1. one forward pass per module over all seats it plays (`module_actions.act`); scripted
-   league agents act on their rows with numpy; BC labels and teacher-led actions for the
-   cloned module's rows (`bc_rows.BCRows`);
+1. one forward pass per module over all seats it plays (`device_acting.ModuleActing`, on the
+   CPU or the GPU, replayed as a CUDA graph there); scripted league agents act on their rows
+   with numpy; BC labels and teacher-led actions for the cloned module's rows
+   (`bc_rows.BCRows`);
 2. one `game.step(actions[N, P])`;
 3. whole-row writes into preallocated arrays (`rollout.RolloutArrays`).
 
@@ -40,6 +41,7 @@ from rl_platform.league import routing
 from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.sampling import module_actions
 from rl_platform.sampling.bc_rows import BCRows
+from rl_platform.sampling.device_acting import ActingBuffers, ModuleActing
 from rl_platform.sampling.episodes import to_episode
 from rl_platform.sampling.game_stats import GameStats, log_action_counts
 from rl_platform.sampling.model_inputs import model_inputs_for
@@ -56,7 +58,7 @@ from rl_platform.sampling.seat_states import (
     STATE_IN_PREFIX,
     STATE_OUT_PREFIX,
     ChunkPositions,
-    SeatStates,
+    flat_rows,
 )
 
 MAIN_MODULE = MAIN_MODULE_ID
@@ -74,6 +76,10 @@ class VectorRunnerSettings:
     model_type: str = "mlp"
     model_config: dict[str, Any] = field(default_factory=dict)
     """The spec's model keys: transformer_lstm reads `history` and `obs_split` from them."""
+    acting_device: str = "cpu"
+    """Where the torch modules act and the seats' recurrent states live (`cpu`, `cuda`)."""
+    cuda_graphs: bool = True
+    """On CUDA, replay each module's acting step as a captured CUDA graph."""
 
 
 class VectorEnvRunner(MultiAgentEnvRunner):
@@ -97,6 +103,17 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         self.spaces = {"__env__": spaces, "__env_single__": spaces}
         self._needs_initial_reset = True
         self._carry: Carry | None = None
+
+    def make_module(self) -> None:
+        """RLlib's modules, moved to `acting_device` (RLlib keeps a local runner's on CPU)."""
+        super().make_module()
+        self._device = torch.device(self._settings().acting_device)
+        if self.module is not None:
+            self.module.foreach_module(
+                lambda _id, m: m.to(self._device) if isinstance(m, torch.nn.Module) else m
+            )
+        self._buffers: ActingBuffers | None = None
+        self._actors: dict[str, ModuleActing] = {}
 
     def _default_agents(self) -> list[str]:
         return [f"player_{p}" for p in range(self.game.num_seats)]
@@ -176,6 +193,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         self._main = MAIN_MODULE if MAIN_MODULE in self._module_ids else self._module_ids[0]
         module_actions.eval_mode(self.module)
         self._states = self._seat_states()
+        self._actors = self._module_actors()
         self._trained = self._trained_modules()
         self._seats = SeatPlan.mirror(
             module_ids=self._module_ids,
@@ -197,14 +215,39 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         self._carry = None
         self._needs_initial_reset = False
 
-    def _seat_states(self) -> SeatStates | None:
-        main = self.module[self._main]
-        if not (hasattr(main, "is_stateful") and main.is_stateful()):
+    def _seat_states(self) -> Any:
+        """The acting buffers' recurrent states (None for stateless modules), kept across
+        resets so that captured graphs stay valid; restarted at every reset."""
+        main, game = self.module[self._main], self.game
+        shape = {"num_games": game.num_games, "num_seats": game.num_seats}
+        stateful = hasattr(main, "is_stateful") and main.is_stateful()
+        if self._buffers is None:
+            initial = main.get_initial_state() if stateful else None
+            self._buffers = ActingBuffers(**shape, device=self._device, initial_state=initial)
+        states = self._buffers.states
+        if states is None:
             return None
-        shape = {"num_games": self.game.num_games, "num_seats": self.game.num_seats}
-        self._last_in = SeatStates(main.get_initial_state(), **shape)
+        states.restart(np.arange(game.num_games))
         self._positions = ChunkPositions(max_seq_len=int(main.model_config["max_seq_len"]), **shape)
-        return SeatStates(main.get_initial_state(), **shape)
+        return states
+
+    def _module_actors(self) -> dict[str, ModuleActing]:
+        """One `ModuleActing` per torch module (kept with its graphs across resets)."""
+        assert self._buffers is not None
+        settings, pool = self._settings(), None
+        if settings.cuda_graphs and self._device.type == "cuda":
+            pool = getattr(self, "_graph_pool", None) or torch.cuda.graph_pool_handle()
+            self._graph_pool = pool
+        actors = {}
+        for module_id in self._module_ids:
+            module = self.module[module_id]
+            if not isinstance(module, torch.nn.Module):
+                continue
+            actor = self._actors.get(module_id)
+            if actor is None or actor.module is not module:
+                actor = ModuleActing(module, self._buffers, graphs=settings.cuda_graphs, pool=pool)
+            actors[module_id] = actor
+        return actors
 
     def _plan(self) -> routing.RunnerPlan | None:
         """The league's slot plan on this process; None without a league (mirror games)."""
@@ -256,6 +299,8 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         actions = np.zeros(self._acting.shape, np.int64)
         module_of = self._seats.module_of
         arrays.episode_uid[row] = self._uids
+        if self._actors:
+            self._buffers.load(self._model_obs)
         for index in np.unique(module_of[self._acting]).tolist():
             games, seats = np.nonzero(self._acting & (module_of == index))
             module_id = self._module_ids[index]
@@ -280,14 +325,8 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             obs = take_rows(self._obs, (games, seats))
             return module_actions.act(module, obs, explore=explore), obs
         obs = take_rows(self._model_obs, (games, seats))
-        state_in = self._states.rows(games, seats) if self._states is not None else None
-        output = module_actions.act(
-            module, obs, explore=explore, device=self._device, state_in=state_in
-        )
-        if state_in is not None and output.state_out is not None:
-            self._states.write(games, seats, output.state_out)
-            output.state_in = state_in
-        return output, obs
+        rows = flat_rows(games, seats, num_seats=self.game.num_seats)
+        return self._actors[module_id].act(rows, explore=explore), obs
 
     def _record(self, arrays, row, games, seats, index, obs, output, *, explore: bool) -> None:
         put_rows(arrays.obs, (row, games, seats), obs)
@@ -297,22 +336,21 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         if explore:
             for name, values in output.extras().items():
                 arrays.record_extra(name, row, (games, seats), values)
-        if output.state_in is not None:
-            self._record_states(arrays, row, games, seats, output)
+        if self._states is not None:  # trained modules are torch modules of main's layout
+            self._record_states(arrays, row, games, seats)
 
-    def _record_states(self, arrays, row, games, seats, output) -> None:
-        """Only the states the learner reads (`ChunkPositions`); every seat's last state_in
-        is kept aside for a transition carried into the next call."""
-        self._last_in.write(games, seats, output.state_in)
+    def _record_states(self, arrays, row, games, seats) -> None:
+        """Only the states the learner reads (`ChunkPositions`) leave the acting device; the
+        states keep every seat's last state_in for a transition carried into the next call."""
         keep_in, keep_out = self._positions.take(games, seats)
-        for prefix, keep, state in (
-            (STATE_IN_PREFIX, keep_in, output.state_in),
-            (STATE_OUT_PREFIX, keep_out, output.state_out),
+        rows = flat_rows(games, seats, num_seats=self.game.num_seats)
+        for prefix, keep, last_in in (
+            (STATE_IN_PREFIX, keep_in, True),
+            (STATE_OUT_PREFIX, keep_out, False),
         ):
             if keep.any():
-                for key, values in state.items():
-                    index = (games[keep], seats[keep])
-                    arrays.record_extra(f"{prefix}{key}", row, index, values[keep])
+                state = self._states.read(rows[keep], last_in=last_in)
+                arrays.states.add(prefix, row, (games[keep], seats[keep]), state)
 
     def _advance(self, arrays: RolloutArrays, row: int, actions: np.ndarray) -> None:
         out = self.game.step(actions)
@@ -371,9 +409,12 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             return {}
         games = np.asarray([p[0] for p in pending])
         seats = np.asarray([p[1] for p in pending])
-        state_in = {f"{STATE_IN_PREFIX}{k}": v for k, v in self._last_in.rows(games, seats).items()}
-        state_out = self._states.rows(games, seats).items()
-        return state_in | {f"{STATE_OUT_PREFIX}{k}": v for k, v in state_out}
+        rows = flat_rows(games, seats, num_seats=self.game.num_seats)
+        state_in = self._states.read(rows, last_in=True).items()
+        state_out = self._states.read(rows).items()
+        return {f"{STATE_IN_PREFIX}{k}": v for k, v in state_in} | {
+            f"{STATE_OUT_PREFIX}{k}": v for k, v in state_out
+        }
 
     def _build_episodes(self, arrays: RolloutArrays) -> list[Any]:
         trajectories, pending = [], []

@@ -30,9 +30,14 @@ def vector_runner_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> Al
         seed=kwargs.get("seed", spec.seed),
         model_type=spec.model.type,
         model_config=dict(spec.model.settings),
+        acting_device=spec.resources.acting_device,
+        cuda_graphs=spec.resources.cuda_graphs,
     )
     bound = type("BoundVectorEnvRunner", (VectorEnvRunner,), {"settings": settings})
     logger.info(
-        "env runner: vector ({} games per runner; {})", spec.env.envs_per_runner, choice.reason
+        "env runner: vector ({} games per runner, acting on {}; {})",
+        spec.env.envs_per_runner,
+        spec.resources.acting_device,
+        choice.reason,
     )
     return config.env_runners(env_runner_cls=bound)

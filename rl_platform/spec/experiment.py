@@ -27,7 +27,10 @@ from rl_platform.teachers import check_scripted_names
 from rl_platform.utils.names import is_safe_name
 
 AlgoName = Literal["PPO", "APPO", "IMPALA", "DQN", "SAC", "BC"]
-BUDGET_SECTIONS = ("stop", "checkpoint", "resources")
+BUDGET_SECTIONS = ("stop", "checkpoint", "resources", "env")
+PROFILE_ENV_KEYS = ("envs_per_runner",)
+"""The env keys a profile may set: how many games each runner steps, the machine layout
+(with `resources.env_runners`), so that a profile can keep the games x steps of a batch."""
 
 
 class ProfileSpec(SpecModel):
@@ -39,10 +42,17 @@ class ProfileSpec(SpecModel):
     """Overrides for `checkpoint` keys."""
     resources: dict[str, Any] = {}
     """Overrides for `resources` keys."""
+    env: dict[str, Any] = {}
+    """Overrides for `env.envs_per_runner` (the layout; no other env key)."""
 
     @model_validator(mode="after")
     def _keys_exist(self) -> "ProfileSpec":
         sections = {"stop": StopSpec, "checkpoint": CheckpointSpec, "resources": ResourcesSpec}
+        unknown = set(self.env) - set(PROFILE_ENV_KEYS)
+        if unknown:
+            raise ValueError(
+                f"unknown env key(s) {sorted(unknown)}; a profile may set {list(PROFILE_ENV_KEYS)}"
+            )
         for section, model in sections.items():
             unknown = set(getattr(self, section)) - set(model.model_fields)
             if unknown:
@@ -174,6 +184,24 @@ class ExperimentSpec(SpecModel):
             self.runner_choice()
         except ValueError as err:
             raise ValueError(str(err)) from None
+        return self
+
+    @model_validator(mode="after")
+    def _acting_device_fits(self) -> "ExperimentSpec":
+        if self.resources.acting_device == "cpu":
+            return self
+        runner = self.runner_choice()
+        if runner.kind != "vector":
+            raise ValueError(
+                "resources.acting_device cuda acts in the array runner, and this spec runs on "
+                f"RLlib's runner ({runner.reason}); set resources.acting_device: cpu"
+            )
+        if self.resources.env_runners != 0:
+            raise ValueError(
+                f"resources.acting_device cuda acts in the driver's env runner, got "
+                f"resources.env_runners={self.resources.env_runners}; set env_runners: 0 "
+                "(one process acts for all games on the GPU)"
+            )
         return self
 
     @model_validator(mode="after")

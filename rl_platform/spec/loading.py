@@ -11,7 +11,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pydantic import ValidationError
 
 from rl_platform.errors import SpecError
-from rl_platform.spec.experiment import BUDGET_SECTIONS, ExperimentSpec
+from rl_platform.spec.experiment import BUDGET_SECTIONS, PROFILE_ENV_KEYS, ExperimentSpec
 from rl_platform.spec.interpolation_budget import InterpolationTooLarge, check_interpolation_budget
 from rl_platform.spec.problems import describe_validation_error
 from rl_platform.utils.safe_yaml import MAX_TEXT_CHARS, YamlLimitError, YamlTagError, parse_yaml
@@ -85,6 +85,15 @@ def _apply_profile(config: DictConfig, profile: str, source: str) -> DictConfig:
         )
     chosen = profiles[profile]
     extra = set(chosen) - set(BUDGET_SECTIONS)
+    env_keys = set(chosen.get("env") or {}) - set(PROFILE_ENV_KEYS)
+    if env_keys and not extra:
+        raise SpecError(
+            [
+                f"profiles.{profile}.env.{sorted(env_keys)[0]}: profiles may only set "
+                f"env.{', env.'.join(PROFILE_ENV_KEYS)} in env"
+            ],
+            source=source,
+        )
     if extra:
         raise SpecError(
             [

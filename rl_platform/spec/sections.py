@@ -111,6 +111,14 @@ class ResourcesSpec(SpecModel):
     custom_resources_per_learner: CustomResources = {}
     """Ray custom resources each remote learner asks for, e.g. `{rlp_learner: 1}` (the
     `gpu_learner` node type of cluster/*.yaml). docs/cluster.md."""
+    acting_device: Literal["cpu", "cuda"] = "cpu"
+    """Where the array runner's torch modules act and keep the seats' recurrent states
+    (`env.runner: vector`). `cuda`: on this machine's GPU, in the driver's env runner
+    (`env_runners: 0`), each module's step replayed as a CUDA graph (`cuda_graphs`); a
+    machine without CUDA is an error, not a silent fallback (docs/vector_games.md)."""
+    cuda_graphs: bool = True
+    """With `acting_device: cuda`, capture each module's acting step as a CUDA graph (false:
+    launch its kernels one by one, e.g. to compare)."""
     torch_threads: PositiveInt | None = None
     """Torch intra-op threads in the driver (local sampling and learning); None: torch's default.
     1 is fastest for small MLP/LSTM models, whose ops are too small to split across cores."""

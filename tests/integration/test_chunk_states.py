@@ -1,6 +1,7 @@
 """Chunk start states read by index (`ChunkStatesToBatch`) equal RLlib's own piece, and the
 array runner stores exactly the states that piece reads (no Ray is started)."""
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from ray.rllib.connectors.common import AddStatesFromEpisodesToBatch
@@ -10,6 +11,7 @@ from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
 
 from rl_platform.connectors.chunk_states import ChunkStatesToBatch, chunk_start_indices
+from rl_platform.sampling.episodes import to_episode
 from rl_platform.sampling.rollout import RolloutArrays, cut_seat
 from rl_platform.sampling.seat_states import ChunkPositions
 
@@ -96,9 +98,10 @@ def test_a_waiting_seat_of_a_turn_based_episode_keeps_its_chunk_states() -> None
         )
 
 
-def test_the_runner_stores_exactly_the_states_the_learner_reads() -> None:
-    """One seat deciding every step for 11 steps, a game ending after step 6."""
-    steps, positions = 11, ChunkPositions(num_games=1, num_seats=1, max_seq_len=MAX_SEQ_LEN)
+def _recorded_arrays(steps: int, end_after: int) -> RolloutArrays:
+    """One seat deciding every step, a game ending after step `end_after`; state_in of
+    decision at row r is r - 0.5, its state_out r (what `ChunkPositions` keeps only)."""
+    positions = ChunkPositions(num_games=1, num_seats=1, max_seq_len=MAX_SEQ_LEN)
     arrays = RolloutArrays.allocate(steps=steps, obs=np.zeros((1, 1, 2), np.float32), num_games=1)
     arrays.state_stride = MAX_SEQ_LEN
     positions.start_call(None)
@@ -106,22 +109,61 @@ def test_the_runner_stores_exactly_the_states_the_learner_reads() -> None:
     for row in range(1, steps + 1):
         arrays.decided[row, 0, 0] = True
         keep_in, keep_out = positions.take(*one)
-        state_in, state_out = np.full((1, 3), row - 0.5), np.full((1, 3), float(row))
         if keep_in.any():
-            arrays.record_extra("state_in/h", row, one, state_in)
+            arrays.states.add("state_in/", row, one, {"h": np.full((1, 3), row - 0.5)})
         if keep_out.any():
-            arrays.record_extra("state_out/h", row, one, state_out)
-        if row == 6:
+            arrays.states.add("state_out/", row, one, {"h": np.full((1, 3), float(row))})
+        if row == end_after:
             arrays.ended[row, 0] = True
             positions.end_games(np.array([0]))
+    return arrays
+
+
+def test_the_runner_stores_exactly_the_states_the_learner_reads() -> None:
+    """11 steps, a game ending after step 6: piece 1 is rows 1..6, piece 2 rows 7..11."""
+    arrays = _recorded_arrays(steps=11, end_after=6)
     cut = cut_seat(
         arrays, game=0, seat=0, acting_now=True, current_obs=np.zeros((1, 1, 2)), t_started=0
     )
     first, second = cut.trajectories
-    # Piece 1: decisions at rows 1..6; piece 2: rows 7..11.
-    np.testing.assert_array_equal(first.states["h"][0], np.full(3, 0.5))  # before decision 0
     for trajectory, first_row in ((first, 1), (second, 7)):
-        data = trajectory.states["h"]
-        for index in chunk_start_indices(len(trajectory), MAX_SEQ_LEN):
-            np.testing.assert_array_equal(data[index + 1], np.full(3, float(first_row + index)))
-    np.testing.assert_array_equal(second.states["h"][0], np.full(3, 6.5))
+        table, refs = trajectory.state_table["h"], trajectory.state_refs
+        assert len(refs) == len(trajectory) + 1
+        np.testing.assert_array_equal(table[refs[0]], np.full(3, first_row - 0.5))  # lookback
+        starts = chunk_start_indices(len(trajectory), MAX_SEQ_LEN)
+        for index in starts:
+            np.testing.assert_array_equal(table[refs[index + 1]], np.full(3, first_row + index))
+        assert (refs >= 0).sum() == 1 + len(starts)  # nothing else is kept
+        assert len(table) == 1 + len(starts)
+
+
+@pytest.mark.parametrize("t_started", [0, 7])
+def test_referenced_states_give_what_rllibs_piece_reads_from_state_outs(t_started) -> None:
+    """An array-runner chunk (states by reference) against the same chunk with a full
+    STATE_OUT column, through RLlib's own piece."""
+    arrays = _recorded_arrays(steps=11, end_after=20)
+    (trajectory,) = cut_seat(
+        arrays, game=0, seat=0, acting_now=True, current_obs=np.zeros((1, 1, 2)), t_started=0
+    ).trajectories
+    trajectory.t_started = t_started
+    space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    episode = to_episode(
+        trajectory,
+        runner_tag="t",
+        agent_ids=["p0"],
+        module_ids=[None],
+        observation_space=space,
+        action_space=gym.spaces.Discrete(3),
+    )
+    full = {"h": np.stack([np.full(3, -1.0 if r < 0 else 0.0) for r in trajectory.state_refs])}
+    full["h"][trajectory.state_refs >= 0] = trajectory.state_table["h"]
+    reference = _episode(len(trajectory), t_started=t_started, rng=np.random.default_rng(0))
+    reference.extra_model_outputs[Columns.STATE_OUT] = InfiniteLookbackBuffer(data=full, lookback=1)
+    ours = ChunkStatesToBatch()(rl_module=_Module(), batch={}, episodes=[episode])
+    rllibs = AddStatesFromEpisodesToBatch(as_learner_connector=True)(
+        rl_module=_Module(), batch={}, episodes=[reference]
+    )
+    (ours_rows,), (rllib_rows,) = ours[Columns.STATE_IN].values(), rllibs[Columns.STATE_IN].values()
+    np.testing.assert_array_equal(
+        np.stack([row["h"] for row in ours_rows]), np.stack([row["h"] for row in rllib_rows])
+    )

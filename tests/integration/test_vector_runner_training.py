@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ray.rllib.core.columns import Columns
 
+from rl_platform.connectors.chunk_states import CHUNK_STATES, STATE_REF
 from rl_platform.league.callback import league_extension
 from rl_platform.rllib_config import build_algorithm_config
 from rl_platform.spec import validate_spec_data
@@ -49,8 +49,11 @@ def test_recurrent_chunks_continue_from_the_state_the_runner_used(ray_local, tmp
     try:
         runner = algo.env_runner
         first = _by_seat(runner.sample(num_timesteps=4 * 10, explore=True))
+        seats = runner.game.num_seats
         held = {  # the state each seat moves on with after the first call
-            (str(uid), agent): {k: v[game, seat].copy() for k, v in runner._states.values.items()}
+            (str(uid), agent): {
+                k: v[0] for k, v in runner._states.read(np.array([game * seats + seat])).items()
+            }
             for game, uid in enumerate(runner._uids.tolist())
             for seat, agent in enumerate(runner.agent_ids)
         }
@@ -62,7 +65,8 @@ def test_recurrent_chunks_continue_from_the_state_the_runner_used(ray_local, tmp
     for key in continued:
         before, after = first[key], second[key]
         assert before.t_started == 0 and after.t_started == len(before) == 10
-        lookback = after.get_extra_model_outputs(Columns.STATE_OUT, -1, neg_index_as_lookback=True)
+        ref = after.get_extra_model_outputs(STATE_REF, -1, neg_index_as_lookback=True)
+        lookback = {k: v[ref] for k, v in after.custom_data[CHUNK_STATES].items()}
         for name in ("h", "c"):
             np.testing.assert_array_equal(lookback[name], held[key][name])
             assert np.abs(lookback[name]).sum() > 0  # a real state, not the initial zeros

@@ -174,3 +174,15 @@ def test_key_value_heads_default_divides_heads() -> None:
         assert config.key_value_heads == expected
     config, _ = TransformerLSTMModelSpec.from_model_config({"heads": 8, "kv_heads": 8})
     assert config.key_value_heads == 8
+
+
+def test_the_written_out_lstm_step_equals_the_lstm_kernel() -> None:
+    """What a captured CUDA graph runs instead of cuDNN's kernel (LSTMCore._cell_step)."""
+    torch.manual_seed(0)
+    core = LSTMCore(6, 5)
+    x = torch.randn(3, 1, 6)
+    state = (torch.randn(3, 5), torch.randn(3, 5))
+    out, (h, c) = core(x, state)
+    out_step, (h_step, c_step) = core._cell_step(x, state)
+    for got, expected in ((out_step, out), (h_step, h), (c_step, c)):
+        torch.testing.assert_close(got, expected, atol=1e-6, rtol=1e-6)

@@ -11,16 +11,28 @@ from rl_platform.spec.model import TransformerLSTMModelSpec
 from tests.conftest import EXPERIMENTS
 
 RECIPE = EXPERIMENTS / "duel_selfplay_transformer.yaml"
-PROFILES = ("test", "full", "cluster", "smoke")
+PROFILES = ("test", "full", "gpu", "cluster", "smoke")
+GAMES, STEPS = 128, 32  # the batch's layout: 128 games x 32 steps = 4,096 env steps
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_every_profile_shares_every_hyperparameter(profile) -> None:
+def test_every_profile_shares_every_hyperparameter_and_the_layout(profile) -> None:
     base, chosen = load_spec(RECIPE).dump(), load_spec(RECIPE, profile=profile).dump()
     budget = {"stop", "checkpoint", "resources", "profiles"}
+    for spec in (base, chosen):
+        spec["env"].pop("envs_per_runner")  # the layout, checked below
     assert {k: v for k, v in chosen.items() if k not in budget} == {
         k: v for k, v in base.items() if k not in budget
     }
+    spec = load_spec(RECIPE, profile=profile)
+    games = spec.env.envs_per_runner * max(1, spec.resources.env_runners)
+    assert (games, spec.training.train_batch_size // games) == (GAMES, STEPS)
+
+
+def test_the_gpu_profile_acts_and_learns_on_one_gpu() -> None:
+    resources = load_spec(RECIPE, profile="gpu").resources
+    assert (resources.acting_device, resources.env_runners, resources.learners) == ("cuda", 0, 0)
+    assert resources.device == "cuda" and resources.gpus_per_learner == 1
 
 
 def test_the_test_and_full_budgets_are_the_reference_trainers() -> None:
