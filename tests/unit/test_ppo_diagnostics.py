@@ -24,3 +24,11 @@ def test_mask_excludes_padding():
 def test_all_finite():
     assert all_finite([torch.ones(2), None])
     assert not all_finite({"a": torch.tensor([1.0, float("nan")])})
+
+
+def test_all_finite_finds_one_inf_among_many_tensors():
+    tensors = [torch.ones(3, 3) for _ in range(20)]
+    assert all_finite(tensors)
+    tensors[13][1, 2] = float("inf")
+    assert not all_finite(tensors)
+    assert all_finite([])
