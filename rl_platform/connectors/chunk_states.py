@@ -64,28 +64,32 @@ class ChunkStatesToBatch(ConnectorV2):
         )
         if not all(e.is_numpy for e in sa_episodes):
             return batch
+        initial: dict[Any, Any] = {}  # per module: get_initial_state() copies from the device
         for sa_episode in sa_episodes:
             module = module_for(rl_module, sa_episode.module_id)
             if not module.is_stateful():
                 continue
             max_seq_len = int(module.model_config["max_seq_len"])
+            if sa_episode.module_id not in initial:
+                initial[sa_episode.module_id] = convert_to_numpy(module.get_initial_state())
             self.add_n_batch_items(
                 batch=batch,
                 column=Columns.STATE_IN,
-                items_to_add=_chunk_states(sa_episode, module, max_seq_len),
+                items_to_add=_chunk_states(sa_episode, initial[sa_episode.module_id], max_seq_len),
                 num_items=math.ceil(len(sa_episode) / max_seq_len),
                 single_agent_episode=sa_episode,
             )
         return batch
 
 
-def _chunk_states(sa_episode: Any, module: RLModule, max_seq_len: int) -> Any:
-    """`[ceil(len / max_seq_len), ...]` STATE_INs, as RLlib's piece computes them."""
+def _chunk_states(sa_episode: Any, initial: Any, max_seq_len: int) -> Any:
+    """`[ceil(len / max_seq_len), ...]` STATE_INs, as RLlib's piece computes them; `initial`:
+    the module's initial state (numpy)."""
     if STATE_REF in sa_episode.extra_model_outputs:
-        return _referenced_chunk_states(sa_episode, module, max_seq_len)
+        return _referenced_chunk_states(sa_episode, initial, max_seq_len)
     has_states = Columns.STATE_OUT in sa_episode.extra_model_outputs
     if sa_episode.t_started == 0 or not has_states:
-        first = convert_to_numpy(module.get_initial_state())
+        first = initial
     else:
         first = sa_episode.get_extra_model_outputs(
             key=Columns.STATE_OUT, indices=-1, neg_index_as_lookback=True
@@ -100,7 +104,7 @@ def _chunk_states(sa_episode: Any, module: RLModule, max_seq_len: int) -> Any:
     )
 
 
-def _referenced_chunk_states(sa_episode: Any, module: RLModule, max_seq_len: int) -> Any:
+def _referenced_chunk_states(sa_episode: Any, initial: Any, max_seq_len: int) -> Any:
     """The same rows, looked up in the chunk's state table (`STATE_REF`, `CHUNK_STATES`)."""
     table = sa_episode.custom_data[CHUNK_STATES]
     indices = chunk_start_indices(len(sa_episode), max_seq_len)
@@ -110,8 +114,7 @@ def _referenced_chunk_states(sa_episode: Any, module: RLModule, max_seq_len: int
     rows = np.asarray(refs, np.int64)
     chunks = tree.map_structure(lambda values: np.asarray(values)[rows], table)
     if sa_episode.t_started == 0:  # as RLlib: an episode's start is the initial state
-        first = convert_to_numpy(module.get_initial_state())
-        chunks = tree.map_structure(_with_first, chunks, first)
+        chunks = tree.map_structure(_with_first, chunks, initial)
     return chunks
 
 
