@@ -23,6 +23,7 @@ On the CPU, and wherever `graphs=False`, the same function runs eagerly over the
 the same computation as `module_actions.act` (tests/unit/test_device_acting.py).
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -198,3 +199,47 @@ class ModuleActing:
         )
         host_index = torch.empty(capacity, dtype=torch.int64).pin_memory()
         return _Graph(graph=graph, index=index, host_index=host_index, out=out)
+
+
+class SeatActing:
+    """Everything a runner acts with: the buffers and one `ModuleActing` per torch module.
+
+    Kept across the runner's resets (captured graphs point into the buffers); `prepare`
+    restarts the states and adds actors for modules it has not seen."""
+
+    def __init__(self, *, num_games: int, num_seats: int, device: str, graphs: bool) -> None:
+        self.shape = {"num_games": num_games, "num_seats": num_seats}
+        self.device = torch.device(device)
+        self.graphs = graphs and self.device.type == "cuda"
+        self.buffers: ActingBuffers | None = None
+        self.actors: dict[str, ModuleActing] = {}
+        self._pool = torch.cuda.graph_pool_handle() if self.graphs else None
+
+    def prepare(self, modules: Mapping[str, Any], *, main: str) -> SeatStates | None:
+        """Buffers for `main`'s state layout (every module of a run shares it), every game's
+        states restarted, an actor per torch module; returns the states (None: stateless)."""
+        main_module = modules[main]
+        if self.buffers is None:
+            stateful = hasattr(main_module, "is_stateful") and main_module.is_stateful()
+            initial = main_module.get_initial_state() if stateful else None
+            self.buffers = ActingBuffers(**self.shape, device=self.device, initial_state=initial)
+        for module_id, module in modules.items():
+            known = self.actors.get(module_id)
+            if isinstance(module, torch.nn.Module) and (
+                known is None or known.module is not module
+            ):
+                self.actors[module_id] = ModuleActing(
+                    module, self.buffers, graphs=self.graphs, pool=self._pool
+                )
+        states = self.buffers.states
+        if states is not None:
+            states.restart(np.arange(self.shape["num_games"]))
+        return states
+
+    def load(self, model_obs: Observations) -> None:
+        if self.actors:
+            assert self.buffers is not None
+            self.buffers.load(model_obs)
+
+    def act(self, module_id: str, rows: np.ndarray, *, explore: bool) -> PolicyOutput:
+        return self.actors[module_id].act(rows, explore=explore)

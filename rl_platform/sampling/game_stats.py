@@ -26,6 +26,10 @@ EPISODE_RETURN_MEAN = "episode_return_mean"
 EPISODE_LEN_MEAN = "episode_len_mean"
 NUM_EPISODES = "num_episodes"
 NUM_EPISODES_LIFETIME = "num_episodes_lifetime"
+NUM_ENV_STEPS_SAMPLED = "num_env_steps_sampled"
+NUM_ENV_STEPS_SAMPLED_LIFETIME = "num_env_steps_sampled_lifetime"
+NUM_AGENT_STEPS_SAMPLED = "num_agent_steps_sampled"
+NUM_MODULE_STEPS_SAMPLED = "num_module_steps_sampled"
 
 
 def outcome_of(winner: int, seat: int) -> Outcome:
@@ -124,3 +128,29 @@ def log_action_counts(actions: np.ndarray, num_actions: int, logger: Any) -> Non
     counts = np.bincount(actions, minlength=num_actions)[:num_actions]
     for index, count in enumerate(counts.tolist()):
         logger.log_value((ACTION_COUNTS, str(index)), int(count), reduce="sum")
+
+
+def log_sample_counts(
+    logger: Any,
+    *,
+    env_steps: int,
+    moves: Mapping[str, int],
+    trained_actions: Sequence[tuple[str, np.ndarray]],
+    num_actions: int,
+) -> None:
+    """RLlib's sampling counters of one sample call (env, agent and module steps) and the
+    trained modules' action counts."""
+    logger.log_value(NUM_ENV_STEPS_SAMPLED, env_steps, reduce="sum")
+    logger.log_value(
+        NUM_ENV_STEPS_SAMPLED_LIFETIME, env_steps, reduce="lifetime_sum", with_throughput=True
+    )
+    for agent_id, count in moves.items():
+        logger.log_value((NUM_AGENT_STEPS_SAMPLED, agent_id), int(count), reduce="sum")
+    counts: dict[str, int] = {}
+    for module_id, actions in trained_actions:
+        counts[module_id] = counts.get(module_id, 0) + len(actions)
+    for module_id, count in counts.items():
+        logger.log_value((NUM_MODULE_STEPS_SAMPLED, module_id), count, reduce="sum")
+    if trained_actions:
+        every = np.concatenate([actions for _, actions in trained_actions])
+        log_action_counts(every, num_actions, logger)

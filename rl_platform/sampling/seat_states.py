@@ -75,6 +75,13 @@ class SeatStates:
         index = torch.as_tensor(np.asarray(rows, np.int64), device=self._device)
         return {k: v.index_select(0, index).cpu().numpy() for k, v in source.items()}
 
+    def open_decisions(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """`state_in/<key>` and `state_out/<key>` of open decisions (a turn-based seat waiting
+        for its next observation) at flat `rows`: the seat's last state_in, and its current
+        state (it has not acted since, and its game has not restarted)."""
+        state_in = {f"{STATE_IN_PREFIX}{k}": v for k, v in self.read(rows, last_in=True).items()}
+        return state_in | {f"{STATE_OUT_PREFIX}{k}": v for k, v in self.read(rows).items()}
+
     @property
     def _device(self) -> torch.device:
         return next(iter(self.values.values())).device
@@ -140,6 +147,28 @@ class StateRecords:
         self._blocks.append(dict(state))
         for i, (game, seat) in enumerate(zip(*index, strict=True)):
             self._where[(kind, row, int(game), int(seat))] = (block, i)
+
+    def record(
+        self,
+        states: SeatStates,
+        row: int,
+        games: np.ndarray,
+        seats: np.ndarray,
+        *,
+        keep_in: np.ndarray,
+        keep_out: np.ndarray,
+    ) -> None:
+        """Copy from the acting device the state_in (`last_in`) of the decisions `keep_in`
+        and the state_out of `keep_out` marks, of seats (games, seats) that acted at `row`."""
+        rows = flat_rows(games, seats, num_seats=states.num_seats)
+        for kind, keep, last_in in (
+            (STATE_IN_PREFIX, keep_in, True),
+            (STATE_OUT_PREFIX, keep_out, False),
+        ):
+            if keep.any():
+                self.add(
+                    kind, row, (games[keep], seats[keep]), states.read(rows[keep], last_in=last_in)
+                )
 
     def take(self, refs: list[tuple[str, int, int, int]]) -> dict[str, np.ndarray]:
         """A table `{key: [len(refs), ...]}` of the recorded rows `refs`, in order."""

@@ -27,13 +27,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
-from ray.rllib.utils.metrics import (
-    NUM_AGENT_STEPS_SAMPLED,
-    NUM_ENV_STEPS_SAMPLED,
-    NUM_ENV_STEPS_SAMPLED_LIFETIME,
-    NUM_MODULE_STEPS_SAMPLED,
-    SAMPLE_TIMER,
-)
+from ray.rllib.utils.metrics import SAMPLE_TIMER
 
 from rl_platform.envs.registry import load_factory
 from rl_platform.envs.vector_game import VectorGame, put_rows, take_rows
@@ -41,9 +35,9 @@ from rl_platform.league import routing
 from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.sampling import module_actions
 from rl_platform.sampling.bc_rows import BCRows
-from rl_platform.sampling.device_acting import ActingBuffers, ModuleActing
+from rl_platform.sampling.device_acting import SeatActing
 from rl_platform.sampling.episodes import to_episode
-from rl_platform.sampling.game_stats import GameStats, log_action_counts
+from rl_platform.sampling.game_stats import GameStats, log_sample_counts
 from rl_platform.sampling.model_inputs import model_inputs_for
 from rl_platform.sampling.rollout import (
     Carry,
@@ -54,12 +48,7 @@ from rl_platform.sampling.rollout import (
     record_opponent_actions,
 )
 from rl_platform.sampling.seat_plan import SeatPlan
-from rl_platform.sampling.seat_states import (
-    STATE_IN_PREFIX,
-    STATE_OUT_PREFIX,
-    ChunkPositions,
-    flat_rows,
-)
+from rl_platform.sampling.seat_states import ChunkPositions, flat_rows
 
 MAIN_MODULE = MAIN_MODULE_ID
 
@@ -112,8 +101,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             self.module.foreach_module(
                 lambda _id, m: m.to(self._device) if isinstance(m, torch.nn.Module) else m
             )
-        self._buffers: ActingBuffers | None = None
-        self._actors: dict[str, ModuleActing] = {}
+        self._seat_acting: SeatActing | None = None
 
     def _default_agents(self) -> list[str]:
         return [f"player_{p}" for p in range(self.game.num_seats)]
@@ -193,7 +181,6 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         self._main = MAIN_MODULE if MAIN_MODULE in self._module_ids else self._module_ids[0]
         module_actions.eval_mode(self.module)
         self._states = self._seat_states()
-        self._actors = self._module_actors()
         self._trained = self._trained_modules()
         self._seats = SeatPlan.mirror(
             module_ids=self._module_ids,
@@ -216,38 +203,25 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         self._needs_initial_reset = False
 
     def _seat_states(self) -> Any:
-        """The acting buffers' recurrent states (None for stateless modules), kept across
-        resets so that captured graphs stay valid; restarted at every reset."""
-        main, game = self.module[self._main], self.game
-        shape = {"num_games": game.num_games, "num_seats": game.num_seats}
-        stateful = hasattr(main, "is_stateful") and main.is_stateful()
-        if self._buffers is None:
-            initial = main.get_initial_state() if stateful else None
-            self._buffers = ActingBuffers(**shape, device=self._device, initial_state=initial)
-        states = self._buffers.states
-        if states is None:
-            return None
-        states.restart(np.arange(game.num_games))
-        self._positions = ChunkPositions(max_seq_len=int(main.model_config["max_seq_len"]), **shape)
+        """The seats' recurrent states (None for stateless modules) from the runner's
+        `SeatActing`, restarted; kept across resets so that captured graphs stay valid."""
+        game, settings = self.game, self._settings()
+        if self._seat_acting is None:
+            self._seat_acting = SeatActing(
+                num_games=game.num_games,
+                num_seats=game.num_seats,
+                device=settings.acting_device,
+                graphs=settings.cuda_graphs,
+            )
+        modules = {module_id: self.module[module_id] for module_id in self._module_ids}
+        states = self._seat_acting.prepare(modules, main=self._main)
+        if states is not None:
+            self._positions = ChunkPositions(
+                max_seq_len=int(self.module[self._main].model_config["max_seq_len"]),
+                num_games=game.num_games,
+                num_seats=game.num_seats,
+            )
         return states
-
-    def _module_actors(self) -> dict[str, ModuleActing]:
-        """One `ModuleActing` per torch module (kept with its graphs across resets)."""
-        assert self._buffers is not None
-        settings, pool = self._settings(), None
-        if settings.cuda_graphs and self._device.type == "cuda":
-            pool = getattr(self, "_graph_pool", None) or torch.cuda.graph_pool_handle()
-            self._graph_pool = pool
-        actors = {}
-        for module_id in self._module_ids:
-            module = self.module[module_id]
-            if not isinstance(module, torch.nn.Module):
-                continue
-            actor = self._actors.get(module_id)
-            if actor is None or actor.module is not module:
-                actor = ModuleActing(module, self._buffers, graphs=settings.cuda_graphs, pool=pool)
-            actors[module_id] = actor
-        return actors
 
     def _plan(self) -> routing.RunnerPlan | None:
         """The league's slot plan on this process; None without a league (mirror games)."""
@@ -299,8 +273,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         actions = np.zeros(self._acting.shape, np.int64)
         module_of = self._seats.module_of
         arrays.episode_uid[row] = self._uids
-        if self._actors:
-            self._buffers.load(self._model_obs)
+        self._seat_acting.load(self._model_obs)
         for index in np.unique(module_of[self._acting]).tolist():
             games, seats = np.nonzero(self._acting & (module_of == index))
             module_id = self._module_ids[index]
@@ -326,7 +299,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             return module_actions.act(module, obs, explore=explore), obs
         obs = take_rows(self._model_obs, (games, seats))
         rows = flat_rows(games, seats, num_seats=self.game.num_seats)
-        return self._actors[module_id].act(rows, explore=explore), obs
+        return self._seat_acting.act(module_id, rows, explore=explore), obs
 
     def _record(self, arrays, row, games, seats, index, obs, output, *, explore: bool) -> None:
         put_rows(arrays.obs, (row, games, seats), obs)
@@ -337,20 +310,11 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             for name, values in output.extras().items():
                 arrays.record_extra(name, row, (games, seats), values)
         if self._states is not None:  # trained modules are torch modules of main's layout
-            self._record_states(arrays, row, games, seats)
-
-    def _record_states(self, arrays, row, games, seats) -> None:
-        """Only the states the learner reads (`ChunkPositions`) leave the acting device; the
-        states keep every seat's last state_in for a transition carried into the next call."""
-        keep_in, keep_out = self._positions.take(games, seats)
-        rows = flat_rows(games, seats, num_seats=self.game.num_seats)
-        for prefix, keep, last_in in (
-            (STATE_IN_PREFIX, keep_in, True),
-            (STATE_OUT_PREFIX, keep_out, False),
-        ):
-            if keep.any():
-                state = self._states.read(rows[keep], last_in=last_in)
-                arrays.states.add(prefix, row, (games[keep], seats[keep]), state)
+            # Only the states the learner reads (`ChunkPositions`) leave the acting device.
+            keep_in, keep_out = self._positions.take(games, seats)
+            arrays.states.record(
+                self._states, row, games, seats, keep_in=keep_in, keep_out=keep_out
+            )
 
     def _advance(self, arrays: RolloutArrays, row: int, actions: np.ndarray) -> None:
         out = self.game.step(actions)
@@ -385,36 +349,21 @@ class VectorEnvRunner(MultiAgentEnvRunner):
 
     def _log_counts(self, steps: int, trained_actions: list[tuple[str, np.ndarray]]) -> None:
         env_steps = steps * self.num_envs
-        self.metrics.log_value(NUM_ENV_STEPS_SAMPLED, env_steps, reduce="sum")
-        self.metrics.log_value(
-            NUM_ENV_STEPS_SAMPLED_LIFETIME, env_steps, reduce="lifetime_sum", with_throughput=True
-        )
         self.num_env_steps_sampled_lifetime += env_steps
-        for seat, agent_id in enumerate(self.agent_ids):
-            moves = int(self._moves[seat])
-            self.metrics.log_value((NUM_AGENT_STEPS_SAMPLED, agent_id), moves, reduce="sum")
-        counts: dict[str, int] = {}
-        for module_id, actions in trained_actions:
-            counts[module_id] = counts.get(module_id, 0) + len(actions)
-        for module_id, count in counts.items():
-            self.metrics.log_value((NUM_MODULE_STEPS_SAMPLED, module_id), count, reduce="sum")
-        if trained_actions:
-            every = np.concatenate([actions for _, actions in trained_actions])
-            log_action_counts(every, int(self.game.action_space.n), self.metrics)
+        log_sample_counts(
+            self.metrics,
+            env_steps=env_steps,
+            moves=dict(zip(self.agent_ids, self._moves.tolist(), strict=True)),
+            trained_actions=trained_actions,
+            num_actions=int(self.game.action_space.n),
+        )
 
     def _pending_states(self, pending: list[tuple[int, int, int, float]]) -> dict:
-        """state_in and state_out of each open decision: the seat's last state_in, and its
-        current state (it has not acted since, and its game has not restarted)."""
+        """The states of each open decision (game, seat, row, reward) for the carry."""
         if self._states is None or not pending:
             return {}
-        games = np.asarray([p[0] for p in pending])
-        seats = np.asarray([p[1] for p in pending])
-        rows = flat_rows(games, seats, num_seats=self.game.num_seats)
-        state_in = self._states.read(rows, last_in=True).items()
-        state_out = self._states.read(rows).items()
-        return {f"{STATE_IN_PREFIX}{k}": v for k, v in state_in} | {
-            f"{STATE_OUT_PREFIX}{k}": v for k, v in state_out
-        }
+        games, seats = (np.asarray([p[i] for p in pending]) for i in (0, 1))
+        return self._states.open_decisions(flat_rows(games, seats, num_seats=self.game.num_seats))
 
     def _build_episodes(self, arrays: RolloutArrays) -> list[Any]:
         trajectories, pending = [], []
