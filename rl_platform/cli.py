@@ -2,13 +2,16 @@
 
 User errors (`UserError`) are shown as plain lines with exit code 2 by `cli_errors.user_errors`,
 which decorates every command where it is defined.
-Ray is imported only by the commands that need it, so `rlp validate` stays fast and Ray-free.
+Each command imports what it needs inside its function: Ray and torch only where a command
+trains, evaluates or talks to a cluster, the spec schema only where it reads a spec, so `rlp
+--help` and `rlp envs` start in under half a second and `rlp validate` without Ray or torch
+(docs/training.md, "Start-up"; tests/unit/test_cli_imports.py keeps it so).
 """
 
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -23,8 +26,10 @@ from rl_platform.jobs.jobs_cli import jobs_app, submit_command
 from rl_platform.league_tools.cli import league_app
 from rl_platform.search.cli import search_command
 from rl_platform.seeds.selection import parse_seeds
-from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.layout import RUNS_DIR
+
+if TYPE_CHECKING:
+    from rl_platform.spec import ExperimentSpec
 
 app = typer.Typer(
     name="rlp",
@@ -133,7 +138,7 @@ def train(
         err.print(f"stored at: {result.stored_at}", highlight=False, markup=False, soft_wrap=True)
 
 
-def _train_seeds(spec: ExperimentSpec, seeds: list[int], *, out: str, dashboard: bool) -> None:
+def _train_seeds(spec: "ExperimentSpec", seeds: list[int], *, out: str, dashboard: bool) -> None:
     from rl_platform.seeds.summary import summary_line
     from rl_platform.seeds.tuner import run_seeds
 

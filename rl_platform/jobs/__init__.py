@@ -1,19 +1,6 @@
 """Submitting experiment specs as Ray jobs and managing them on a cluster.
 
-Importing this package does not import Ray; the submodules do so only when they talk to a
-cluster.
+Importing this package imports nothing else (`rlp --help` imports it): `client.py` builds the
+job client, `submit.py` submits a spec, `follow.py` streams a job's logs, `jobs_cli.py` holds
+the commands. None imports Ray until it talks to a cluster.
 """
-
-from rl_platform.jobs.client import make_client, read_token, resolve_address
-from rl_platform.jobs.entrypoint import build_entrypoint, build_train_argv
-from rl_platform.jobs.submit import Submission, submit_spec
-
-__all__ = [
-    "Submission",
-    "build_entrypoint",
-    "build_train_argv",
-    "make_client",
-    "read_token",
-    "resolve_address",
-    "submit_spec",
-]

@@ -16,12 +16,12 @@ from rich.markup import escape
 from rl_platform.cli_errors import INTERRUPTED_EXIT, user_errors
 from rl_platform.cli_options import DashboardOpt
 from rl_platform.errors import UserError
-from rl_platform.search.results import FINISHED
-from rl_platform.search.table import LiveTable
-from rl_platform.spec import ExperimentSpec
 
-if TYPE_CHECKING:  # the tuner imports Ray: `rlp --help` and spec errors must not wait for it
+# The tuner imports Ray, and the spec schema (which `search.results` and `search.table` import)
+# costs ~0.5 s: `rlp --help` and the other commands must not wait for either.
+if TYPE_CHECKING:
     from rl_platform.search.tuner import SearchOutcome
+    from rl_platform.spec import ExperimentSpec
 
 console = Console(stderr=True)
 
@@ -44,7 +44,7 @@ ResumeOpt = Annotated[
 LiveOpt = Annotated[bool, typer.Option("--live/--no-live", help="Show the live trial table.")]
 
 
-def _load(spec: Path, overrides: list[str], profile: str | None) -> ExperimentSpec:
+def _load(spec: Path, overrides: list[str], profile: str | None) -> "ExperimentSpec":
     from rl_platform.search.budget import trial_budget
     from rl_platform.spec import load_spec
 
@@ -69,6 +69,7 @@ def search_command(
     if resume is not None and (set_ or profile):
         raise UserError("--set/--profile shape a new search; a resumed one reruns its spec.yaml")
     from rl_platform.search.folder import saved_spec
+    from rl_platform.search.table import LiveTable
 
     loaded = _load(spec, set_ or [], profile) if spec else saved_spec(resume)
     assert loaded.search is not None
@@ -93,6 +94,8 @@ def search_command(
 
 
 def _summary(outcome: "SearchOutcome") -> None:
+    from rl_platform.search.results import FINISHED
+
     console.print(
         f"search folder: {outcome.search_dir}", markup=False, highlight=False, soft_wrap=True
     )
