@@ -18,6 +18,7 @@ from rich.table import Table
 
 from rl_platform.cli_errors import FAILED_EXIT, positive_finite, user_errors
 from rl_platform.evaluation.progress import episode_progress, status, stderr_console
+from rl_platform.utils.ray_logs import ray_notices_logged
 
 out_console = Console()
 
@@ -93,7 +94,7 @@ def eval_command(
     """Evaluate a policy: return mean/std/min/max, episode length, win rate, reward components."""
     from rl_platform.evaluation.eval import evaluate
 
-    with episode_progress(episodes, f"eval {policy}") as advance:
+    with ray_notices_logged(), episode_progress(episodes, f"eval {policy}") as advance:
         result = evaluate(
             policy=policy, env=env, episodes=episodes, seed=seed, opponent=opponent,
             sample=sample, parallel=parallel, max_steps=max_steps, on_episode=advance, seat=seat,
@@ -121,7 +122,7 @@ def run_command(
     """Play several policies sharing an env's agents by proportion; results per policy."""
     from rl_platform.evaluation.multi import run_policies
 
-    with episode_progress(episodes, "run") as advance:
+    with ray_notices_logged(), episode_progress(episodes, "run") as advance:
         result = run_policies(
             policies=policy, env=env, episodes=episodes, seed=seed, sample=sample,
             parallel=parallel, max_steps=max_steps, on_episode=advance,
@@ -179,7 +180,7 @@ def watch_command(
         raise UserError("--text draws on stdout; it cannot be combined with --json")
     on_text = _text_sink(paced=sys.stdout.isatty()) if text else None
     # The spinner would fight with the frames drawn on the same terminal in --text mode.
-    with nullcontext() if text else status(f"rendering {policy}"):
+    with ray_notices_logged(), nullcontext() if text else status(f"rendering {policy}"):
         result = watch(
             policy=policy, env=env, episodes=episodes, seed=seed, out=out, on_text=on_text,
             fps=fps, max_steps=max_steps, max_frames=max_frames, scale=scale, opponent=opponent,

@@ -25,6 +25,7 @@ from rl_platform.cli_errors import user_errors
 from rl_platform.errors import UserError
 from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.storage.layout import CHECKPOINTS_DIR, LEAGUE_DIR, SPEC_FILE
+from rl_platform.utils.ray_logs import ray_notices_logged
 
 league_app = typer.Typer(
     name="league", help="Show, extend and evaluate a run's self-play league.", no_args_is_help=True
@@ -204,9 +205,10 @@ def tournament(
     league, spec = _open_league(run_dir)
     ids = tournament_ids(league.pool, members, has_checkpoint=_has_checkpoint(run_dir))
     target = EnvTarget(spec.env.id, tuple(spec.env.wrappers), dict(spec.env.kwargs))
-    players = member_policies(run_dir, ids, target=target)
-    err.print(f"{len(players)} players, {games} games per pair: {', '.join(players)}")
-    report = play_round_robin(players, target=target, games=games, seed=seed)
+    with ray_notices_logged():  # RLlib's notices while modules are built: to the log file
+        players = member_policies(run_dir, ids, target=target)
+        err.print(f"{len(players)} players, {games} games per pair: {', '.join(players)}")
+        report = play_round_robin(players, target=target, games=games, seed=seed)
     apply_ratings(league.pool, report.results)
     league.save()
     root = run_dir / LEAGUE_DIR

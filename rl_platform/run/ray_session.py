@@ -14,11 +14,8 @@ own Ray notices are left alone: a `worker_process_setup_hook` could quiet them, 
 runtime env makes every new worker start ~3.5 s slower on 2 cores (tests/conftest.py).
 """
 
-import contextlib
-import logging
 import os
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 
 # Importing `ray.data` and `ray.rllib` adds the console handlers that are filtered here.
 import ray
@@ -26,57 +23,11 @@ import ray.data
 import ray.rllib
 from loguru import logger
 
-from rl_platform.utils.secrets import environment_secrets, mask_text
+from rl_platform.utils.ray_logs import RAY_LOGGERS, ray_logs_to
 
-RAY_LOGGERS = ("ray", "ray.rllib", "ray.data")
+__all__ = ["RAY_LOGGERS", "dashboard_line", "dashboard_url", "ensure_ray", "ray_logs_to"]
 DASHBOARD_HOST = "127.0.0.1"
 """Anyone who reaches the dashboard can submit jobs, i.e. run code: this machine only."""
-_FORMAT = "%(asctime)s | %(levelname)-8s | %(name)s:%(lineno)d - %(message)s"
-
-
-class _ErrorsOnly(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno >= logging.ERROR
-
-
-class _MaskedFormatter(logging.Formatter):
-    """Ray's messages can quote runtime envs; known secret values never reach the file."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        return mask_text(super().format(record), environment_secrets())
-
-
-def _console_handlers() -> list[logging.Handler]:
-    # Ray's session-log handlers (`ray.data`'s SessionFileHandler) keep everything.
-    return [
-        handler
-        for name in RAY_LOGGERS
-        for handler in logging.getLogger(name).handlers
-        if isinstance(handler, logging.StreamHandler)
-        and not isinstance(handler, logging.FileHandler)
-    ]
-
-
-@contextlib.contextmanager
-def ray_logs_to(log_file: Path) -> Iterator[None]:
-    """While open, Ray's log records go to `log_file` (secrets masked) and its console handlers
-    pass errors only. Enter it before `ensure_ray`: `ray.init` logs the first notices."""
-    errors_only = _ErrorsOnly()
-    to_file = logging.FileHandler(log_file, encoding="utf-8")
-    to_file.setFormatter(_MaskedFormatter(_FORMAT))
-    consoles = _console_handlers()
-    for handler in consoles:
-        handler.addFilter(errors_only)
-    for name in RAY_LOGGERS:
-        logging.getLogger(name).addHandler(to_file)
-    try:
-        yield
-    finally:
-        for name in RAY_LOGGERS:
-            logging.getLogger(name).removeHandler(to_file)
-        for handler in consoles:
-            handler.removeFilter(errors_only)
-        to_file.close()
 
 
 def dashboard_url(address: str | None) -> str | None:

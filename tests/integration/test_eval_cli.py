@@ -6,7 +6,10 @@ freshly initialized weights, written with the platform's own checkpoint store.
 """
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -246,3 +249,20 @@ def test_transformer_lstm_checkpoint_plays_the_duel(tmp_path: Path) -> None:
     result = rlp_json("eval", f"checkpoint://{run_dir}?module=main", "-n", "2", "--max-steps", "8")
     assert result["env"] == "rlp/Duel-v0" and result["length_max"] == 8.0
     assert result["opponent"] == "scripted://duel/based"
+
+
+def test_rllibs_notices_go_to_the_log_file_not_the_console(tmp_path: Path) -> None:
+    """`rlp eval` as a user runs it: RLlib's `RLModule(config=...)` deprecation, which its own
+    module constructor triggers, lands in `$RLP_LOG_DIR/rlp.log`, not on the console."""
+    run_dir = fake_run(tmp_path / "transformer", TRANSFORMER_SPEC, "main")
+    logs = tmp_path / "logs"
+    rlp_binary = Path(sys.executable).with_name("rlp")
+    result = subprocess.run(
+        [str(rlp_binary), "eval", f"checkpoint://{run_dir}?module=main", "-n", "2",
+         "--max-steps", "8", "--json"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "RLP_LOG_DIR": str(logs)},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["episodes"] == 2
+    assert "Deprecation" not in result.stderr and "WARNING" not in result.stderr
+    assert "RLModule(config=" in (logs / "rlp.log").read_text()

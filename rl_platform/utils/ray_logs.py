@@ -1,0 +1,98 @@
+"""Ray's routine notices into a log file, off the console (no Ray import until used).
+
+Ray gives three loggers their own console handler and stops them propagating: `ray`
+(ray/_private/log.py), `ray.rllib` (ray/rllib/__init__.py) and `ray.data`. At INFO and WARNING
+they print notices that ask nothing of a local user: token auth being on, working-dir packaging,
+"You are running PPO on the new API stack!", the `RLModuleConfig` deprecation that RLlib's own
+`RLModule.__init__` triggers when a module is built, "Install gputil". While `ray_logs_to` is
+open they go to a log file (a run's train.log; for the verbs without a run folder, `rlp eval`,
+`run`, `watch`, `league ...`, the user's `notices_log()`) and only Ray's errors reach the
+console.
+"""
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from rl_platform.utils.secrets import environment_secrets, mask_text
+
+RAY_LOGGERS = ("ray", "ray.rllib", "ray.data")
+_FORMAT = "%(asctime)s | %(levelname)-8s | %(name)s:%(lineno)d - %(message)s"
+
+
+class _ErrorsOnly(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR
+
+
+class _MaskedFormatter(logging.Formatter):
+    """Ray's messages can quote runtime envs; known secret values never reach the file."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return mask_text(super().format(record), environment_secrets())
+
+
+def _console_handlers() -> list[logging.Handler]:
+    # Ray's session-log handlers (`ray.data`'s SessionFileHandler) keep everything.
+    return [
+        handler
+        for name in RAY_LOGGERS
+        for handler in logging.getLogger(name).handlers
+        if isinstance(handler, logging.StreamHandler)
+        and not isinstance(handler, logging.FileHandler)
+    ]
+
+
+@contextlib.contextmanager
+def ray_logs_to(log_file: Path) -> Iterator[None]:
+    """While open, Ray's log records go to `log_file` (secrets masked) and its console handlers
+    pass errors only. Enter it before `ensure_ray`: `ray.init` logs the first notices."""
+    # Importing `ray.data` and `ray.rllib` adds the console handlers that are filtered here.
+    import ray
+    import ray.data
+    import ray.rllib  # noqa: F401
+
+    errors_only = _ErrorsOnly()
+    to_file = logging.FileHandler(log_file, encoding="utf-8")
+    to_file.setFormatter(_MaskedFormatter(_FORMAT))
+    consoles = _console_handlers()
+    for handler in consoles:
+        handler.addFilter(errors_only)
+    for name in RAY_LOGGERS:
+        logging.getLogger(name).addHandler(to_file)
+    try:
+        yield
+    finally:
+        for name in RAY_LOGGERS:
+            logging.getLogger(name).removeHandler(to_file)
+        for handler in consoles:
+            handler.removeFilter(errors_only)
+        to_file.close()
+
+
+def notices_log() -> Path:
+    """Where the verbs without a run folder keep Ray's notices: `$RLP_LOG_DIR/rlp.log`, else
+    `$XDG_CACHE_HOME/rl_platform/logs/rlp.log`, else `~/.cache/rl_platform/logs/rlp.log`."""
+    explicit = os.environ.get("RLP_LOG_DIR")
+    if explicit:
+        return Path(explicit).expanduser() / "rlp.log"
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache).expanduser() / "rl_platform" / "logs" / "rlp.log"
+
+
+@contextlib.contextmanager
+def ray_notices_logged() -> Iterator[None]:
+    """`ray_logs_to(notices_log())`; where that folder cannot be written, the console keeps
+    the notices rather than the command failing."""
+    path = notices_log()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError:
+        yield
+        return
+    with ray_logs_to(path):
+        yield
