@@ -53,9 +53,12 @@ def _run_spec(run_dir: Path) -> Any:
 
 
 def _open_league(run_dir: Path) -> tuple[Any, Any]:
+    """The run's league, to write into: a run folder with a link inside is refused."""
     from rl_platform.league.league import League
+    from rl_platform.storage.run_dir import refuse_links
 
     root = _league_root(run_dir)
+    refuse_links(run_dir)
     spec = _run_spec(run_dir)
     return League(spec=spec.league, storage=root, seed=spec.seed or 0), spec
 

@@ -1,5 +1,6 @@
 """Run folders: `<out>/<name>/<YYYYmmdd-HHMMSS>/` with spec.yaml, metrics, checkpoints, logs."""
 
+import os
 import time
 from pathlib import Path
 
@@ -29,13 +30,30 @@ def new_run_dir(out_dir: str | Path, name: str) -> Path:
 
 
 def existing_run_dir(path: str | Path) -> Path:
+    """A run folder to resume: it has its spec, and no symbolic link anywhere inside it."""
     run_dir = Path(path)
     if not (run_dir / SPEC_FILE).is_file():
         raise UserError(
             f"--resume {run_dir}: not a run folder (no {SPEC_FILE}); "
             "pass the folder that `rlp train` created"
         )
+    refuse_links(run_dir)
     return run_dir
+
+
+def refuse_links(run_dir: Path) -> None:
+    """A run folder is shared and pulled from buckets: a link inside it (`.lock`,
+    `train.log`, `metrics.jsonl`, a checkpoint folder) would make a resume write or read
+    outside the run. `rlp` never creates one, so any link is refused, naming it."""
+    for root, dirs, files in os.walk(run_dir, followlinks=False):
+        for name in [*dirs, *files]:
+            path = Path(root) / name
+            if path.is_symlink():
+                raise UserError(
+                    f"{path} is a symbolic link (to {os.readlink(path)}); a run folder's files "
+                    "must be its own: replace the link with the file or folder itself, or "
+                    "resume a copy of the run made with `cp -rL`"
+                )
 
 
 def spec_text(spec: ExperimentSpec) -> str:

@@ -25,7 +25,14 @@ class RunLock:
         self._fd: int | None = None
 
     def __enter__(self) -> "RunLock":
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:  # O_NOFOLLOW: a `.lock` that is a link must not truncate what it points to
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            if not self.path.is_symlink():
+                raise
+            raise UserError(
+                f"{self.path} is a symbolic link; a run folder's files must be its own"
+            ) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
