@@ -41,18 +41,31 @@ def existing_run_dir(path: str | Path) -> Path:
     return run_dir
 
 
+WANDB_DIR = "wandb"
+"""W&B's folder in a run (`logging.wandb`), written by the W&B library."""
+
+
 def refuse_links(run_dir: Path) -> None:
-    """A run folder is shared and pulled from buckets: a link inside it (`.lock`,
-    `train.log`, `metrics.jsonl`, a checkpoint folder) would make a resume write or read
-    outside the run. `rlp` never creates one, so any link is refused, naming it."""
+    """A run folder is shared and pulled from buckets: a link inside it that leads out of it
+    (`.lock`, `train.log`, `metrics.jsonl`, a checkpoint folder) would make a resume write or
+    read outside the run, so such a link is refused, naming it. Links that stay inside are
+    left alone, and so is what W&B keeps under `wandb/` (its `latest-run`, and debug logs
+    linked to W&B's own cache): W&B writes there, never `rlp`, and a resume starts a new W&B
+    run folder beside the old ones (the `wandb` folder itself must not be a link out)."""
+    inside = run_dir.resolve()
     for root, dirs, files in os.walk(run_dir, followlinks=False):
-        for name in [*dirs, *files]:
+        if Path(root) == run_dir:
+            dirs[:] = [d for d in dirs if d != WANDB_DIR or (run_dir / d).is_symlink()]
+            entries = [*dirs, *files, *([WANDB_DIR] if (run_dir / WANDB_DIR).is_dir() else [])]
+        else:
+            entries = [*dirs, *files]
+        for name in dict.fromkeys(entries):
             path = Path(root) / name
-            if path.is_symlink():
+            if path.is_symlink() and not path.resolve().is_relative_to(inside):
                 raise UserError(
-                    f"{path} is a symbolic link (to {os.readlink(path)}); a run folder's files "
-                    "must be its own: replace the link with the file or folder itself, or "
-                    "resume a copy of the run made with `cp -rL`"
+                    f"{path} is a symbolic link out of the run folder (to {os.readlink(path)}); "
+                    "a run folder's files must be its own: replace the link with the file or "
+                    "folder itself, or resume a copy of the run made with `cp -rL`"
                 )
 
 
