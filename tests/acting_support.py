@@ -1,17 +1,19 @@
 """A small streaming transformer_lstm module and an eager reference for the acting tests.
 
 The reference is the eager per-module path the array runner took before acting moved into
-`device_acting` (`module_actions.act` on numpy rows, states kept as numpy arrays): the tests
-check that `ModuleActing` computes the same actions, log-probabilities and states.
+`device_acting` (`eager_act` below, as `module_actions.act` computed it, on numpy rows with
+states kept as numpy arrays): the tests check that `ModuleActing` computes the same actions,
+log-probabilities and states.
 """
 
 import gymnasium as gym
 import numpy as np
 import torch
+from ray.rllib.core.columns import Columns
 
 from rl_platform.connectors.opponent_history import OpponentHistory
 from rl_platform.modules.transformer_lstm_module import TransformerLSTMModule
-from rl_platform.sampling import module_actions
+from rl_platform.sampling.module_actions import PolicyOutput
 
 GAMES, SEATS, RAW_DIM = 5, 2, 8
 STREAMING = {
@@ -42,8 +44,30 @@ def model_obs(rng: np.random.Generator) -> dict[str, np.ndarray]:
     }
 
 
+def eager_act(module, obs: dict, *, explore: bool, state_in: dict) -> tuple[PolicyOutput, dict]:
+    """One step of a recurrent module over numpy rows, with a time axis of 1: categorical
+    actions drawn by inverting the CDF with the CPU generator, as the runner did."""
+    batch = {
+        Columns.OBS: {k: torch.as_tensor(v)[:, None] for k, v in obs.items()},
+        Columns.STATE_IN: {k: torch.as_tensor(v) for k, v in state_in.items()},
+    }
+    with torch.no_grad():
+        out = module._forward_exploration(batch) if explore else module._forward_inference(batch)
+        logits = out[Columns.ACTION_DIST_INPUTS][:, 0]
+        log_probs = torch.log_softmax(logits, dim=-1)
+        if explore:
+            cdf = log_probs.exp().cumsum(dim=-1)
+            u = torch.rand(cdf.shape[0], 1) * cdf[:, -1:]
+            actions = torch.searchsorted(cdf, u, right=True)[:, 0].clamp_(max=cdf.shape[-1] - 1)
+        else:
+            actions = logits.argmax(dim=-1)
+    state_out = {k: v.numpy() for k, v in out[Columns.STATE_OUT].items()}
+    output = PolicyOutput(actions=actions.numpy(), logits=logits, log_probs=log_probs)
+    return output, state_out
+
+
 class EagerReference:
-    """Numpy states per seat and `module_actions.act` per step, as the runner did."""
+    """Numpy states per seat and `eager_act` per step, as the runner did."""
 
     def __init__(self, module: TransformerLSTMModule) -> None:
         self.module = module
@@ -55,8 +79,8 @@ class EagerReference:
     def act(self, obs: dict, games: np.ndarray, seats: np.ndarray, *, explore: bool):
         rows = {k: v[games, seats] for k, v in obs.items()}
         state_in = {k: v[games, seats] for k, v in self.states.items()}
-        output = module_actions.act(self.module, rows, explore=explore, state_in=state_in)
-        for key, value in output.state_out.items():
+        output, state_out = eager_act(self.module, rows, explore=explore, state_in=state_in)
+        for key, value in state_out.items():
             self.states[key][games, seats] = value
         return output
 

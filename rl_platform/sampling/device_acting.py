@@ -20,7 +20,8 @@ reads the module's parameters where they live, so weights loaded in place (RLlib
 parameters moved (a new module object) is captured again.
 
 On the CPU, and wherever `graphs=False`, the same function runs eagerly over the exact rows:
-the same computation as `module_actions.act` (tests/unit/test_device_acting.py).
+the same computation as the per-module numpy path it replaced (tests/acting_support.py keeps
+that path as the reference; tests/integration/test_device_acting.py).
 """
 
 from collections.abc import Mapping
@@ -103,7 +104,7 @@ def act_rows(module: Any, buffers: ActingBuffers, index: torch.Tensor, *, explor
         logits = logits[:, 0]
         states.step(index, state_in, out[Columns.STATE_OUT])
     log_probs = torch.log_softmax(logits, dim=-1)
-    if explore:  # inverse CDF, as module_actions._draw
+    if explore:  # one draw per row by inverting the CDF (several times faster than multinomial)
         cdf = log_probs.exp().cumsum(dim=-1)
         u = torch.rand(cdf.shape[0], 1, device=cdf.device) * cdf[:, -1:]
         actions = torch.searchsorted(cdf, u, right=True)[:, 0].clamp_(max=cdf.shape[-1] - 1)

@@ -296,7 +296,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         module = self.module[module_id]
         if not isinstance(module, torch.nn.Module):  # scripted agents read raw observations
             obs = take_rows(self._obs, (games, seats))
-            return module_actions.act(module, obs, explore=explore), obs
+            return module_actions.act(module, obs), obs
         obs = take_rows(self._model_obs, (games, seats))
         rows = flat_rows(games, seats, num_seats=self.game.num_seats)
         return self._seat_acting.act(module_id, rows, explore=explore), obs

@@ -3,9 +3,9 @@
 The array runner acts through `device_acting`: model inputs and recurrent states in flat
 buffers, one call per module for all the seats it plays. On the CPU (and on CUDA without
 graphs) that call runs eagerly over the exact rows; it must give the same actions, logits,
-log-probabilities and states as `module_actions.act` on numpy rows. Tolerance: equality up to
-1e-6 (the same float32 operations, rows gathered differently). The CUDA-graph path has its
-own tests under the `gpu` marker (tests/gpu/).
+log-probabilities and states as the per-module numpy path did (`acting_support.eager_act`).
+Tolerance: equality up to 1e-6 (the same float32 operations, rows gathered differently). The
+CUDA-graph path has its own tests under the `gpu` marker (tests/gpu/).
 """
 
 import numpy as np
