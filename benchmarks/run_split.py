@@ -16,10 +16,11 @@ from pathlib import Path
 PHASES = ("sample", "learn", "weights_sync", "eval", "checkpoint", "other")
 
 
-def split_of(rows: list[dict]) -> dict[str, float]:
-    """Summed seconds per phase and iteration, env steps, GPU figures over `rows`."""
+def split_of(rows: list[dict], *, env_steps_before: float) -> dict[str, float]:
+    """Summed seconds per phase and iteration, env steps, GPU figures over `rows`;
+    `env_steps_before`: the run's env steps when the first of them started."""
     wall = sum(r["perf/iteration_s"] for r in rows)
-    steps = rows[-1]["env_steps"] - rows[0]["env_steps"] + _first_steps(rows)
+    steps = rows[-1]["env_steps"] - env_steps_before
     out = {"iterations": len(rows), "env_steps": steps, "wall_s": wall}
     out["env_steps_per_s"] = steps / wall if wall else 0.0
     for phase in PHASES:
@@ -33,22 +34,18 @@ def split_of(rows: list[dict]) -> dict[str, float]:
     return out
 
 
-def _first_steps(rows: list[dict]) -> float:
-    """Env steps of the first counted iteration (rates use env_steps per row)."""
-    first = rows[0]
-    return first["perf/env_steps_per_s"] * first["perf/iteration_s"]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--skip", type=int, default=2, help="first iterations left out")
     args = parser.parse_args()
     lines = (args.run_dir / "metrics.jsonl").read_text().splitlines()
-    rows = [json.loads(line) for line in lines if line.strip()][args.skip :]
+    every = [json.loads(line) for line in lines if line.strip()]
+    rows = every[args.skip :]
     if not rows:
         raise SystemExit(f"{args.run_dir}: fewer than {args.skip + 1} iterations")
-    split = split_of(rows)
+    before = every[args.skip - 1]["env_steps"] if args.skip > 0 else 0.0
+    split = split_of(rows, env_steps_before=before)
     print(
         f"{split['iterations']} iterations, {split['env_steps']:,.0f} env steps in "
         f"{split['wall_s']:.1f} s: {split['env_steps_per_s']:,.0f} env steps/s"

@@ -36,7 +36,12 @@ LEARN = "learn"
 WEIGHTS_SYNC = "weights_sync"
 EVAL = "eval"
 CHECKPOINT = "checkpoint"
-_PHASE_KEYS = {LEARN: LEARN_KEY, WEIGHTS_SYNC: WEIGHTS_SYNC_KEY, EVAL: EVAL_KEY}
+_PHASE_KEYS = {
+    LEARN: LEARN_KEY,
+    WEIGHTS_SYNC: WEIGHTS_SYNC_KEY,
+    EVAL: EVAL_KEY,
+    CHECKPOINT: CHECKPOINT_KEY,
+}
 
 
 class PhaseClock:
@@ -82,7 +87,6 @@ class PhaseClock:
         inner = spent.get(LEARN, 0.0) + spent.get(WEIGHTS_SYNC, 0.0)
         out = {key: spent.get(phase, 0.0) for phase, key in _PHASE_KEYS.items()}
         out[SAMPLE_KEY] = max(0.0, spent.get(TRAIN, 0.0) - inner - self._train_tail)
-        out[CHECKPOINT_KEY] = spent.get(CHECKPOINT, 0.0)
         accounted = sum(out.values())
         out[OTHER_KEY] = max(0.0, iteration - accounted)
         out[ITERATION_KEY] = max(iteration, accounted)

@@ -64,22 +64,19 @@ class ActingBuffers:
         self.obs: Any = None
 
     def load(self, model_obs: Observations) -> None:
-        """This step's model inputs `[N, P, ...]` (array or dict of arrays) onto the device."""
+        """This step's model inputs `[N, P, ...]` (array or dict of arrays) onto the device,
+        into buffers allocated at the first step (captured graphs read them in place)."""
         rows = self.trash
-
-        def upload(value: np.ndarray, buffer: torch.Tensor | None) -> torch.Tensor:
-            host = torch.from_numpy(np.ascontiguousarray(value).reshape(rows, *value.shape[2:]))
-            if buffer is None or buffer.shape[1:] != host.shape[1:] or buffer.dtype != host.dtype:
-                buffer = torch.zeros(
-                    (rows + 1, *host.shape[1:]), dtype=host.dtype, device=self.device
-                )
-            buffer[:rows].copy_(host, non_blocking=False)
-            return buffer
-
+        host = tree.map_structure(
+            lambda v: torch.from_numpy(np.ascontiguousarray(v).reshape(rows, *v.shape[2:])),
+            model_obs,
+        )
         if self.obs is None:
-            self.obs = tree.map_structure(lambda v: upload(v, None), model_obs)
-        else:
-            self.obs = tree.map_structure(upload, model_obs, self.obs)
+            self.obs = tree.map_structure(
+                lambda h: torch.zeros((rows + 1, *h.shape[1:]), dtype=h.dtype, device=self.device),
+                host,
+            )
+        tree.map_structure(lambda buffer, h: buffer[:rows].copy_(h), self.obs, host)
 
 
 def act_rows(module: Any, buffers: ActingBuffers, index: torch.Tensor, *, explore: bool):

@@ -172,14 +172,14 @@ def carry_from(
     games = np.asarray([p[0] for p in pending])
     seats = np.asarray([p[1] for p in pending])
     rows = np.asarray([p[2] for p in pending])
-    stored = arrays.extras
     return Carry(
         seats=np.stack([games, seats], axis=1),
         obs=take_rows(arrays.obs, (rows, games, seats)),
         actions=arrays.actions[rows, games, seats],
         rewards=np.asarray([p[3] for p in pending], np.float32),
         module=arrays.module[rows, games, seats],
-        extras={name: values[rows, games, seats] for name, values in stored.items()} | states,
+        extras={name: values[rows, games, seats] for name, values in arrays.extras.items()}
+        | states,
     )
 
 

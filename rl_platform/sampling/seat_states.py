@@ -175,8 +175,3 @@ class StateRecords:
         places = [self._where[ref] for ref in refs]
         keys = self._blocks[places[0][0]].keys()
         return {k: np.stack([self._blocks[b][k][i] for b, i in places]) for k in keys}
-
-    def rows(self, kind: str, rows: np.ndarray, games: np.ndarray, seats: np.ndarray) -> dict:
-        """`{key: [n, ...]}` of the records of `kind` at (rows[i], games[i], seats[i])."""
-        refs = [(kind, int(r), int(g), int(s)) for r, g, s in zip(rows, games, seats, strict=True)]
-        return self.take(refs)
