@@ -28,6 +28,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from rl_platform.errors import SpecError
+from rl_platform.modules.action_mask_space import is_action_mask_space
 
 _MODULE_CLASSES = {
     "lstm": ("rl_platform.modules.lstm_module", "LSTMActorCriticModule"),
@@ -50,20 +51,6 @@ def module_class_for(model_type: str) -> type:
             source="model",
         ) from None
     return getattr(importlib.import_module(module_name), class_name)
-
-
-def is_action_mask_space(space: Any) -> bool:
-    """RLlib's action-masking Dict `{"observations": Box, "action_mask": Box}`
-    (ray/rllib/examples/rl_modules/classes/action_masking_rlm.py)."""
-    import gymnasium as gym
-
-    from rl_platform.connectors.history_window import ACTION_MASK_KEY, MASKED_OBS_KEY
-
-    return (
-        isinstance(space, gym.spaces.Dict)
-        and set(space.spaces) == {MASKED_OBS_KEY, ACTION_MASK_KEY}
-        and all(isinstance(sub, gym.spaces.Box) for sub in space.spaces.values())
-    )
 
 
 def mlp_module_class_for(observation_spaces: Iterable[Any]) -> type | None:

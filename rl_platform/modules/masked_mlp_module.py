@@ -40,7 +40,7 @@ from torch import nn
 
 from rl_platform.connectors.history_window import ACTION_MASK_KEY, MASKED_OBS_KEY
 from rl_platform.errors import SpecError
-from rl_platform.modules import is_action_mask_space
+from rl_platform.modules.action_mask_space import is_action_mask_space
 from rl_platform.modules.masked_mlp_net import MaskedMLPNet
 from rl_platform.modules.nets import action_dist_input_dim
 from rl_platform.modules.recurrent_module import RLLIB_MODEL_KEYS, action_dist_cls_for
