@@ -8,11 +8,11 @@ from rl_platform.bc.spec import BCSpec
 from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
 from rl_platform.league.spec import LeagueSpec
-from rl_platform.sampling.choice import RunnerChoice, choose_runner
 from rl_platform.search.spec import Distribution, SearchSpec
 from rl_platform.spec.base import SpecModel
 from rl_platform.spec.evaluation import EvaluationSpec
 from rl_platform.spec.model import MLPModelSpec, ModelSpec, TransformerLSTMModelSpec
+from rl_platform.spec.runner_choice import RunnerChoice, choose_runner
 from rl_platform.spec.search_paths import canonical_param_path
 from rl_platform.spec.sections import (
     CheckpointSpec,
@@ -230,7 +230,7 @@ class ExperimentSpec(SpecModel):
         return value
 
     def runner_choice(self) -> RunnerChoice:
-        """Which env runner this spec gets (`env.runner`, rl_platform/sampling/choice.py);
+        """Which env runner this spec gets (`env.runner`, rl_platform/spec/runner_choice.py);
         raises ValueError when `vector` is asked for and impossible."""
         return choose_runner(
             requested=self.env.runner,

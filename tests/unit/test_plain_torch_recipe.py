@@ -21,10 +21,10 @@ TINY = ["--device", "cpu", "--layers", "2", "--d-model", "16", "--heads", "2", "
 TINY += ["--history", "8", "--num-games", "8", "--rollout", "8", "--minibatch", "32"]
 TINY += ["--epochs", "2", "--threads", "1", "--env-steps", "192"]  # 3 iterations of 64
 LOGP_TOL = 1e-4
-# The RLlib adapters; `ray` itself is checked by name. rl_platform.sampling and .league are
-# not listed: the net's own import of rl_platform.spec.model runs rl_platform/spec/__init__.py,
-# which loads their pydantic schemas (league.spec, sampling.choice); the benchmark never
-# imports them itself (`test_the_benchmark_names_no_ray_sampling_or_league_module`).
+# The RLlib adapters; `ray` itself is checked by name. rl_platform.league is not listed: the
+# net's own import of rl_platform.spec.model runs rl_platform/spec/__init__.py, which loads its
+# pydantic schema (league.spec); the benchmark never imports it itself
+# (`test_the_benchmark_names_no_ray_sampling_or_league_module`).
 ADAPTERS = ("rl_platform.rllib_config", "rl_platform.league.callback")
 ADAPTERS += ("rl_platform.modules.recurrent_module", "rl_platform.modules.transformer_lstm_module")
 ADAPTERS += ("rl_platform.sampling.vector_env_runner",)

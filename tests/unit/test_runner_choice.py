@@ -1,10 +1,10 @@
-"""`env.runner`: which env runner a spec gets (rl_platform/sampling/choice.py)."""
+"""`env.runner`: which env runner a spec gets (rl_platform/spec/runner_choice.py)."""
 
 import pytest
 
 from rl_platform.errors import SpecError
-from rl_platform.sampling.choice import choose_runner
 from rl_platform.spec import validate_spec_data
+from rl_platform.spec.runner_choice import choose_runner
 
 
 def _choice(requested: str, **kw):
