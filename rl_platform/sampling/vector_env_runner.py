@@ -96,10 +96,10 @@ class VectorEnvRunner(MultiAgentEnvRunner):
     def make_module(self) -> None:
         """RLlib's modules, moved to `acting_device` (RLlib keeps a local runner's on CPU)."""
         super().make_module()
-        self._device = torch.device(self._settings().acting_device)
+        device = torch.device(self._settings().acting_device)
         if self.module is not None:
             self.module.foreach_module(
-                lambda _id, m: m.to(self._device) if isinstance(m, torch.nn.Module) else m
+                lambda _id, m: m.to(device) if isinstance(m, torch.nn.Module) else m
             )
         self._seat_acting: SeatActing | None = None
 
