@@ -79,22 +79,60 @@ def _first_parameter(target: Any) -> str | None:
     return parameters[0].name if parameters else None
 
 
-def _classify_entry_point(env_id: str, target: Any) -> EnvSource:
-    first = _first_parameter(target)
-    if first == VECTOR_GAME_FIRST_PARAMETER:
-        return EnvSource(env_id, "entry_point", env_id, "vector_game", "multi")
-    if inspect.isclass(target):
-        import gymnasium
-        from pettingzoo.utils.env import AECEnv, ParallelEnv
+def _is_env_class(cls: type) -> bool:
+    """A class rl_platform builds as an env: gymnasium.Env, RLlib MultiAgentEnv, PettingZoo."""
+    import gymnasium
+    from pettingzoo.utils.env import AECEnv, ParallelEnv
 
+    return is_rllib_multi_agent_class(cls) or issubclass(cls, gymnasium.Env | AECEnv | ParallelEnv)
+
+
+def _declared_return(target: Any) -> Any:
+    """A function's return annotation, resolved; None when it has none or it cannot resolve."""
+    try:
+        return inspect.get_annotations(target, eval_str=True).get("return")
+    except Exception:  # an annotation naming something undefined is no declaration
+        return None
+
+
+def _check_factory(target: Any) -> None:
+    """Refuse, before calling it, anything that is not a factory declared to build an env.
+
+    Naming a callable must not run it: `os:system` or `subprocess:run` with kwargs would run a
+    command at validation. A factory is a Python function whose return annotation is an env
+    class, so its own signature says what calling it does (docs/envs.md)."""
+    if not inspect.isfunction(target):
+        raise EnvIdError(
+            f"it is a {type(target).__name__}, not an env class or an env factory; name a "
+            "gymnasium.Env / MultiAgentEnv / PettingZoo / VectorGame class, or a function "
+            "annotated to return one"
+        )
+    declared = _declared_return(target)
+    if not (inspect.isclass(declared) and _is_env_class(declared)):
+        shown = getattr(declared, "__name__", None) or "nothing"
+        raise EnvIdError(
+            f"factory {target.__name__}() is declared to return {shown}; rl_platform calls "
+            "only factories annotated to return an env class (def make(...) -> gymnasium.Env)"
+        )
+
+
+def _classify_entry_point(env_id: str, target: Any) -> EnvSource:
+    if inspect.isclass(target):
+        if _first_parameter(target) == VECTOR_GAME_FIRST_PARAMETER:
+            return EnvSource(env_id, "entry_point", env_id, "vector_game", "multi")
         if is_rllib_multi_agent_class(target):
             return EnvSource(env_id, "entry_point", env_id, "env_config", "multi")
-        if issubclass(target, AECEnv | ParallelEnv):
-            return EnvSource(env_id, "entry_point", env_id, "kwargs", "multi")
-        if issubclass(target, gymnasium.Env):
-            return EnvSource(env_id, "entry_point", env_id, "kwargs", "single")
-    if not callable(target):
-        raise EnvIdError(f"it is a {type(target).__name__}, not a class or factory")
+        if _is_env_class(target):
+            import gymnasium
+
+            kind = "single" if issubclass(target, gymnasium.Env) else "multi"
+            return EnvSource(env_id, "entry_point", env_id, "kwargs", kind)
+        raise EnvIdError(
+            f"class {target.__name__} is not an env: expected a gymnasium.Env, an RLlib "
+            "MultiAgentEnv, a PettingZoo AEC or Parallel env, or a VectorGame class (its "
+            "first constructor parameter is num_games)"
+        )
+    _check_factory(target)
     return EnvSource(env_id, "entry_point", env_id, "kwargs", None)
 
 

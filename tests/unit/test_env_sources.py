@@ -77,6 +77,7 @@ def test_a_missing_optional_dependency_names_the_module() -> None:
     ("name", "message"),
     [
         ("make_nothing", "returned a dict; expected a gymnasium.Env"),
+        ("write_marker", "declared to return nothing"),
         ("TextEnv", "observes a Text space"),
     ],
 )
