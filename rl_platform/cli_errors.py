@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 from typer.exceptions import TyperException
 
-from rl_platform.errors import TrainingHealthError, UserError
+from rl_platform.errors import TrainingHealthError, UserError, user_error_in
 from rl_platform.utils.crash_report import save_crash_report
 from rl_platform.utils.secrets import environment_secrets, mask_text
 
@@ -102,6 +102,9 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             _err.print("interrupted", highlight=False)
             raise typer.Exit(code=INTERRUPTED_EXIT) from None
         except Exception as exc:
+            cause = user_error_in(exc)  # a user's env error, re-raised by RLlib or Ray
+            if cause is not None:
+                raise _fail("error", cause, code=cause.exit_code) from None
             raise _unexpected(exc) from None
 
     wrapper.error_boundary = True  # type: ignore[attr-defined]  # checked by the tests

@@ -38,3 +38,18 @@ class IntegrityError(UserError):
 
 class TrainingHealthError(RuntimeError):
     """Training produced non-finite losses or weights; the run stops, last good checkpoint kept."""
+
+
+def user_error_in(exc: BaseException) -> UserError | None:
+    """The `UserError` that caused `exc`, if any: RLlib re-raises an env's exception as a bare
+    `RuntimeError` (`raise RuntimeError from e`) and Ray wraps a remote one (`.cause`), so a
+    user's env error would otherwise be reported as our bug."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, UserError):
+            return current
+        seen.add(id(current))
+        cause = getattr(current, "cause", None)
+        current = current.__cause__ or (cause if isinstance(cause, BaseException) else None)
+    return None

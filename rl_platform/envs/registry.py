@@ -11,6 +11,7 @@ from ray.tune.registry import register_env
 from rl_platform.envs.catalog import PLATFORM_ENVS
 from rl_platform.envs.pettingzoo_adapter import wrap_pettingzoo
 from rl_platform.envs.sources import resolve_env_source
+from rl_platform.envs.user_env_checks import CheckedEnv
 from rl_platform.envs.user_envs import build_product, product_kind, seed_for_copy
 from rl_platform.envs.vector_game_env import VectorGameEnv
 from rl_platform.spec.sections import EnvSpec
@@ -54,6 +55,8 @@ def user_env(env_id: str, env_config: Any) -> Any:
         return wrap_pettingzoo(product, seed=seed)
     if kind == "vector_game":
         return VectorGameEnv(product, seed=seed)
+    if kind == "single":
+        return CheckedEnv(product, env_id)
     return product
 
 

@@ -21,6 +21,7 @@ from rl_platform.envs.sources import (
     is_rllib_multi_agent_class,
     resolve_env_source,
 )
+from rl_platform.envs.user_env_checks import preflight
 from rl_platform.envs.vector_game import VectorGame
 from rl_platform.utils.user_code import import_user_module, user_frames
 
@@ -147,3 +148,19 @@ def probe_env_kind(env_id: str, kwargs: Mapping[str, Any] | None = None) -> str:
     """Build one env of a user source with `kwargs` (once per process and arguments), check
     its spaces, and return "single" or "multi"."""
     return _probe(env_id, json.dumps(dict(kwargs or {}), sort_keys=True, default=str))
+
+
+def preflight_env(env_id: str, kwargs: Mapping[str, Any], *, seed: int) -> None:
+    """Reset a user's single-agent env and step it a few times in the driver, through the
+    checks every env copy runs with (`user_env_checks.py`): an env that breaks the Gymnasium
+    API at once is one line here, before Ray starts, not a crashed env runner later."""
+    source = resolve_env_source(env_id)
+    if not source.user_code or source.kind == "multi":
+        return
+    product = build_product(source, dict(kwargs))
+    if product_kind(product) != "single":
+        close = getattr(product, "close", None)
+        if callable(close):
+            close()
+        return
+    preflight(product, env_id, seed=seed)

@@ -20,7 +20,7 @@ from loguru import logger
 
 from rl_platform.envs.env_info import action_names_of
 from rl_platform.envs.registry import trained_action_space
-from rl_platform.errors import TrainingHealthError
+from rl_platform.errors import TrainingHealthError, user_error_in
 from rl_platform.run.env_runner_health import check_env_runners
 from rl_platform.run.gpu_monitor import GpuMonitor
 from rl_platform.run.health import (
@@ -148,7 +148,7 @@ class TrainingLoop:
         gpu = GpuMonitor.for_this_process()
         while True:
             with self.clock.phase(TRAIN):
-                result = self.algo.train()
+                result = self._train_once()
             metrics = extract_metrics(
                 result, previous_env_steps=self.env_steps, action_names=self.action_names
             )
@@ -178,6 +178,15 @@ class TrainingLoop:
                 self.stopper.mark_checkpoint(self.iteration, self.env_steps)
             if reason:
                 return LoopOutcome(self.iteration, self.env_steps, reason, verdict)
+
+    def _train_once(self) -> dict:
+        try:
+            return self.algo.train()
+        except Exception as exc:
+            cause = user_error_in(exc)  # RLlib re-raises an env's error as a bare RuntimeError
+            if cause is None:
+                raise
+            raise cause from None
 
     def _perf(self, metrics: dict[str, float], gpu: GpuMonitor | None) -> dict[str, float]:
         """The iteration's time split; env steps/s over the whole iteration; GPU figures."""

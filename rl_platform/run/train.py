@@ -12,6 +12,7 @@ import torch
 from loguru import logger
 
 from rl_platform.devices import require_acting_device
+from rl_platform.envs.user_envs import preflight_env
 from rl_platform.errors import TrainingHealthError, UserError
 from rl_platform.rllib_config import ConfigExtension
 from rl_platform.run.algorithm_build import build_algorithm
@@ -78,6 +79,8 @@ def train(
             if profile.resources.get("acting_device") == "cuda"
         ],
     )
+    # A user's env that breaks at once fails here, in seconds, before any folder is written.
+    preflight_env(spec.env.id, spec.env.kwargs, seed=spec.seed)
     target = resume_target(resume) if resume else None
     run_dir = target.run_dir if target else new_run_dir(out_dir, spec.name)
     run_key = run_key_of(run_dir, out_dir=None if target else out_dir)

@@ -38,7 +38,9 @@ def test_validation_calls_nothing_that_is_not_an_env(tmp_path, env_id, kwargs_fo
 def test_rlp_validate_on_os_system_exits_2_and_runs_nothing(tmp_path) -> None:
     marker = tmp_path / "marker"
     spec = tmp_path / "spec.yaml"
-    spec.write_text(f"name: x\nalgo: PPO\nenv: {{id: 'os:system', kwargs: {{command: 'touch {marker}'}}}}\n")
+    spec.write_text(
+        f"name: x\nalgo: PPO\nenv: {{id: 'os:system', kwargs: {{command: 'touch {marker}'}}}}\n"
+    )
     result = CliRunner().invoke(app, ["validate", str(spec)])
     assert result.exit_code == 2, result.output
     assert not marker.exists()
