@@ -7,9 +7,13 @@ atomically after the folder is complete, so a SIGKILL or a full disk mid-save le
 checkpoint `latest`; it names a folder beside it, never a path elsewhere.
 
 Loading verifies every recorded hash before decoding anything: an edited part JSON (swapped
-tensor references, changed counters) is refused like an edited tensor file. Any failure to read
-a checkpoint is an `IntegrityError` (exit 2); `latest_intact` falls back to the newest
-checkpoint that verifies.
+tensor references) is refused like an edited tensor file, and `rlp_state.json` carries the
+sha256 of its own other fields (`META_DIGEST_KEY`), so an edited counter is refused too. The
+record cannot be switched off by editing it: a checkpoint whose `rlp_state.json` lacks its
+hashes, or whose files are not all recorded, is refused. This catches corruption and edits by
+hand; it is not a signature (whoever can rewrite a folder can recompute hashes: trust run
+folders as you trust code, docs/reliability.md). Any failure to read a checkpoint is an
+`IntegrityError` (exit 2); `latest_intact` falls back to the newest checkpoint that verifies.
 """
 
 import json
@@ -33,6 +37,8 @@ from rl_platform.utils.state_codec import load_state_tree, save_state_tree, sha2
 
 META_FILE = "rlp_state.json"
 FILES_KEY = "files"
+PARTS_KEY = "sha256"
+META_DIGEST_KEY = "meta_sha256"
 _NAME = re.compile(r"^iter_(\d{6,})$")
 
 
@@ -67,8 +73,8 @@ class CheckpointStore:
                     stem: save_state_tree(tree, tmp, stem=stem) for stem, tree in parts.items()
                 }
                 files = {p.name: sha256_file(p) for p in sorted(tmp.iterdir()) if p.is_file()}
-                meta = {**meta, "iteration": iteration, "sha256": hashes, FILES_KEY: files}
-                write_json_atomic(tmp / META_FILE, meta)
+                meta = {**meta, "iteration": iteration, PARTS_KEY: hashes, FILES_KEY: files}
+                write_json_atomic(tmp / META_FILE, {**meta, META_DIGEST_KEY: meta_digest(meta)})
             write_text_atomic(self.root / LATEST_FILE, final.name + "\n")
         except OSError as exc:  # disk full, quota, permissions: say what is still safe
             kept = previous.name if previous is not None else "none"
@@ -176,6 +182,32 @@ def sha256_file(path: Path) -> str:
     return sha256_bytes(path.read_bytes())
 
 
+def meta_digest(meta: dict[str, Any]) -> str:
+    """The sha256 of `rlp_state.json`'s fields other than the digest itself, canonically."""
+    fields = {k: v for k, v in meta.items() if k != META_DIGEST_KEY}
+    return sha256_bytes(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode())
+
+
+def _record_problem(path: Path, meta: Any) -> str | None:
+    """Why `meta` is not a complete integrity record of the folder `path`, or None."""
+    if not isinstance(meta, dict):
+        return f"{META_FILE} is not an object"
+    absent = [k for k in (PARTS_KEY, FILES_KEY, META_DIGEST_KEY) if k not in meta]
+    if absent:
+        return f"{META_FILE} lacks its integrity record ({', '.join(absent)})"
+    parts, files = meta[PARTS_KEY], meta[FILES_KEY]
+    if not (isinstance(parts, dict) and parts and isinstance(files, dict)):
+        return f"{META_FILE}'s {PARTS_KEY} / {FILES_KEY} are not the recorded hashes"
+    if meta[META_DIGEST_KEY] != meta_digest(meta):
+        return f"{META_FILE} was edited after it was written (its own sha256 does not match)"
+    needed = {f"{stem}{suffix}" for stem in parts for suffix in (".json", ".safetensors")}
+    present = {p.name for p in path.iterdir() if p.name != META_FILE}
+    unrecorded = sorted((needed | present) - set(files))
+    if unrecorded:
+        return f"{', '.join(unrecorded)} not recorded in {META_FILE}"
+    return None
+
+
 def _verify_files(path: Path, recorded: dict[str, str]) -> None:
     missing = [n for n in recorded if Path(n).name != n or not (path / n).is_file()]
     if missing:
@@ -189,13 +221,18 @@ def _verify_files(path: Path, recorded: dict[str, str]) -> None:
 
 
 def verify_checkpoint(path: str | Path) -> dict[str, Any]:
-    """Check every file hash `rlp_state.json` records, decoding nothing; return the meta."""
+    """Check the integrity record and every file hash it holds, decoding nothing; return the
+    meta. Every checkpoint rl_platform writes has the record; one without it is refused."""
     path = Path(path)
     try:
         meta = json.loads((path / META_FILE).read_text())
-        recorded = meta.get(FILES_KEY)  # absent in checkpoints written before it existed
-        if recorded is not None:
-            _verify_files(path, recorded)
+        problem = _record_problem(path, meta)
+        if problem is not None:
+            raise IntegrityError(
+                f"{path}: {problem}; refusing to load a checkpoint whose integrity cannot be "
+                "checked (restore the folder from its source, or resume from an earlier one)"
+            )
+        _verify_files(path, meta[FILES_KEY])
     except IntegrityError:
         raise
     except (OSError, ValueError, TypeError, AttributeError) as exc:
@@ -208,7 +245,7 @@ def load_checkpoint(path: str | Path) -> LoadedCheckpoint:
     path = Path(path)
     meta = verify_checkpoint(path)
     try:
-        parts_sha = meta.get("sha256", {})
+        parts_sha = meta[PARTS_KEY]
         parts = {
             stem: load_state_tree(path, stem=stem, expected_sha256=digest)
             for stem, digest in parts_sha.items()

@@ -154,6 +154,66 @@ def test_export_of_a_tampered_checkpoint_exits_2_and_writes_nothing(smoke_run, t
     assert not out.exists()
 
 
+def _edit_record(latest: Path, how: str) -> None:
+    """Edit `rlp_state.json` (and maybe a part) the ways that once switched integrity off."""
+    meta_path = latest / "rlp_state.json"
+    meta = json.loads(meta_path.read_text())
+    if how == "drop_files_record":
+        del meta["files"]
+    elif how == "drop_every_hash":
+        for key in ("files", "sha256", "meta_sha256"):
+            meta.pop(key)
+    elif how == "edit_env_steps":
+        meta["env_steps"] += 1_000_000
+    elif how == "swap_part_json_and_drop_files":
+        document = json.loads((latest / "algorithm.json").read_text())
+        document["tree"] = {"swapped": document["tree"]}
+        (latest / "algorithm.json").write_text(json.dumps(document))
+        del meta["files"]
+    elif how == "add_unrecorded_file":
+        (latest / "extra.json").write_text("{}")
+    else:
+        raise ValueError(how)
+    meta_path.write_text(json.dumps(meta))
+
+
+RECORD_TAMPERING = [
+    "drop_files_record",
+    "drop_every_hash",
+    "edit_env_steps",
+    "swap_part_json_and_drop_files",
+    "add_unrecorded_file",
+]
+
+
+@pytest.mark.parametrize("how", RECORD_TAMPERING)
+def test_a_checkpoint_whose_record_was_edited_or_removed_is_refused(
+    smoke_run, tmp_path, monkeypatch, how
+):
+    run_dir = tmp_path / "run"
+    shutil.copytree(smoke_run.run_dir, run_dir)
+    latest = CheckpointStore(run_dir / "checkpoints").latest()
+    _edit_record(latest, how)
+    decoded = _spy_on_tensor_decoding(monkeypatch)
+    with pytest.raises(IntegrityError, match="rlp_state.json") as info:
+        load_checkpoint(latest)
+    assert "refusing to load" in str(info.value) and "\n" not in str(info.value)
+    assert decoded == []
+
+
+def test_resume_from_a_checkpoint_with_an_edited_counter_exits_2(smoke_run, ray_local, tmp_path):
+    run_dir = tmp_path / "run"
+    shutil.copytree(smoke_run.run_dir, run_dir)
+    latest = CheckpointStore(run_dir / "checkpoints").latest()
+    _edit_record(latest, "edit_env_steps")
+    metrics_before = (run_dir / "metrics.jsonl").read_text()
+    args = ["train", str(smoke_run.spec_path), *sets(TINY), "--resume", str(run_dir)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "edited after it was written" in result.output and "Traceback" not in result.output
+    assert (run_dir / "metrics.jsonl").read_text() == metrics_before
+
+
 # ----- league pool -------------------------------------------------------------------------
 def _weights(seed: int) -> dict[str, torch.Tensor]:
     gen = torch.Generator().manual_seed(seed)
