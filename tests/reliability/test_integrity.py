@@ -195,7 +195,7 @@ def test_a_checkpoint_whose_record_was_edited_or_removed_is_refused(
     latest = CheckpointStore(run_dir / "checkpoints").latest()
     _edit_record(latest, how)
     decoded = _spy_on_tensor_decoding(monkeypatch)
-    with pytest.raises(IntegrityError, match="rlp_state.json") as info:
+    with pytest.raises(IntegrityError, match=r"rlp_state\.json") as info:
         load_checkpoint(latest)
     assert "refusing to load" in str(info.value) and "\n" not in str(info.value)
     assert decoded == []
