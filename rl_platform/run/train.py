@@ -23,6 +23,7 @@ from rl_platform.run.ray_session import ensure_ray, ray_logs_to
 from rl_platform.run.resume import checkpoint_to_resume, record_resumed_spec, resume_target
 from rl_platform.run.signals import StopRequest
 from rl_platform.run.sinks import MetricSinks
+from rl_platform.run.spec_sizes import check_spec_fits_machine
 from rl_platform.run.trial_metrics import TrialMetrics
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint
@@ -81,6 +82,7 @@ def train(
     )
     # A user's env that breaks at once fails here, in seconds, before any folder is written.
     preflight_env(spec.env.id, spec.env.kwargs, seed=spec.seed)
+    check_spec_fits_machine(spec)  # absurd sizes end here, not when the kernel kills the run
     target = resume_target(resume) if resume else None
     run_dir = target.run_dir if target else new_run_dir(out_dir, spec.name)
     run_key = run_key_of(run_dir, out_dir=None if target else out_dir)

@@ -47,8 +47,9 @@ class PPOTraining(CommonTraining):
     algo: Literal["PPO", "APPO", "IMPALA"] = "PPO"
     minibatch_size: PositiveInt = 128
     """SGD minibatch size."""
-    num_epochs: PositiveInt = 10
-    """Passes over each train batch."""
+    num_epochs: Annotated[int, Field(gt=0, le=1000)] = 10
+    """Passes over each train batch (at most 1000: PPO uses 1-30; more only overfits the
+    batch, and a mistyped 1e9 would run for days per iteration)."""
     lambda_: Fraction = Field(default=0.95, alias="lambda")
     """GAE lambda (PPO) / v-trace lambda (APPO, IMPALA)."""
     clip_param: Annotated[float, Field(gt=0.0, le=1.0)] = 0.2
