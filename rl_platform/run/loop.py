@@ -33,6 +33,7 @@ from rl_platform.run.health import (
 from rl_platform.run.metrics import extract_metrics
 from rl_platform.run.periodic_eval import PeriodicEvaluation
 from rl_platform.run.phase_clock import CHECKPOINT, EVAL, LEARN, TRAIN, WEIGHTS_SYNC, PhaseClock
+from rl_platform.run.sinks import METRICS_ROW_META_KEY
 from rl_platform.run.stopping import StopTracker
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.algorithm_state import (
@@ -168,6 +169,9 @@ class TrainingLoop:
                 checkpoint, verdict = self._try_checkpoint(verdict)
                 reason = verdict.reason if verdict.status is HealthStatus.NAN else reason
             if checkpoint is not None:
+                # The row travels in the checkpoint: a resume restores it if the file lost it.
+                meta = {**checkpoint.meta, METRICS_ROW_META_KEY: dict(metrics)}
+                checkpoint = dataclasses.replace(checkpoint, meta=meta)
                 with self.clock.phase(CHECKPOINT):
                     self.reporter.save(checkpoint)
             metrics |= self._perf(metrics, gpu)

@@ -70,7 +70,11 @@ class PeriodicEvaluation:
         return f"{EVAL_PREFIX}{mode}/return_mean"
 
     def due(self, env_steps: int) -> bool:
-        return env_steps - self.last_env_steps >= self.settings.every_env_steps
+        """True once `env_steps` crosses the next multiple of `every_env_steps`: multiples, not
+        distances from the last evaluation, so a resumed run evaluates where an uninterrupted
+        one does (resumed at 96k with every 200k: at 200k, not at 296k)."""
+        every = self.settings.every_env_steps
+        return env_steps // every > self.last_env_steps // every
 
     def run(self, module_weights: dict[str, Any], *, env_steps: int) -> dict[str, float]:
         """`eval/<mode>/...` metrics of the trained module in `module_weights` (module id ->

@@ -85,6 +85,32 @@ def _verified_checkpoint(target: ResumeTarget) -> LoadedCheckpoint:
         raise IntegrityError(f"{exc}{hint}") from None
 
 
+IDENTITY_KEYS = ("algo", "env.id", "model.type")
+"""What a run is: a resume that changes any of these is a different run, not a continuation."""
+
+
+def _at(tree: Any, dotted: str) -> Any:
+    for key in dotted.split("."):
+        tree = tree.get(key) if isinstance(tree, dict) else None
+    return tree
+
+
+def check_same_kind_of_run(run_dir: Path, spec: ExperimentSpec) -> None:
+    """`UserError` when `spec` names another algorithm, env or model type than the run's own
+    `spec.yaml`: its checkpoint would be loaded into (or silently beside) the wrong thing."""
+    path = run_dir / SPEC_FILE
+    if not path.is_file():
+        return
+    original, resumed = parse_yaml(path.read_text(encoding="utf-8")), parse_yaml(spec_text(spec))
+    for key in IDENTITY_KEYS:
+        if _at(original, key) != _at(resumed, key):
+            raise UserError(
+                f"--resume: {run_dir} was trained with {key} {_at(original, key)!r}, the spec "
+                f"says {_at(resumed, key)!r}; resume with the run's own spec "
+                f"(`rlp train {path} --resume {run_dir}`), or start a new run"
+            )
+
+
 def _changes(old: Any, new: Any, prefix: str = "") -> dict[str, list[Any]]:
     if isinstance(old, dict) and isinstance(new, dict):
         out: dict[str, list[Any]] = {}

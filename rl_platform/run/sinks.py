@@ -15,6 +15,15 @@ from rl_platform.utils.secrets import mask_secrets
 STEP_KEY = "env_steps"
 
 
+METRICS_ROW_META_KEY = "metrics_row"
+"""A checkpoint's copy of its iteration's metrics.jsonl row (perf/* aside: they are measured
+after the checkpoint is written)."""
+EVALUATION_ROW_META_KEY = "evaluation_row"
+"""A checkpoint's copy of its evaluation.jsonl row."""
+BEST_METRIC_META_KEY = "best_metric"
+"""The `eval/...` key that decided `best` when the checkpoint was written."""
+
+
 class ResumePosition(Protocol):
     iteration: int
     env_steps: int
@@ -75,6 +84,19 @@ def truncate_after(path: Path, iteration: int) -> None:
         except (ValueError, AttributeError):
             continue
     write_text_atomic(path, "".join(f"{line}\n" for line in kept))
+
+
+def restore_row(path: Path, row: dict[str, Any] | None) -> bool:
+    """After `truncate_after`, append `row` (a checkpoint's copy of its own row) when the file
+    lacks it: killed between the checkpoint and its row, or the row torn. True if appended."""
+    if row is None:
+        return False
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    last = int(json.loads(lines[-1]).get("iteration", 0)) if lines else 0
+    if last >= int(row["iteration"]):
+        return False
+    write_text_atomic(path, "".join(f"{line}\n" for line in lines) + json.dumps(row) + "\n")
+    return True
 
 
 def _start_wandb(run_dir: Path, spec: ExperimentSpec, resume_at: ResumePosition | None) -> Any:

@@ -20,13 +20,25 @@ from rl_platform.run.health import HealthStatus, HealthVerdict
 from rl_platform.run.loop import Checkpoint, LoopOutcome, LoopStart, TrainingLoop, resume_from
 from rl_platform.run.progress import ProgressLine
 from rl_platform.run.ray_session import ensure_ray, ray_logs_to
-from rl_platform.run.resume import checkpoint_to_resume, record_resumed_spec, resume_target
+from rl_platform.run.resume import (
+    check_same_kind_of_run,
+    checkpoint_to_resume,
+    record_resumed_spec,
+    resume_target,
+)
 from rl_platform.run.signals import StopRequest
-from rl_platform.run.sinks import MetricSinks
+from rl_platform.run.sinks import (
+    BEST_METRIC_META_KEY,
+    EVALUATION_ROW_META_KEY,
+    METRICS_ROW_META_KEY,
+    MetricSinks,
+    restore_row,
+    truncate_after,
+)
 from rl_platform.run.spec_sizes import check_spec_fits_machine
 from rl_platform.run.trial_metrics import TrialMetrics
 from rl_platform.spec import ExperimentSpec
-from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint
+from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint, checkpoint_name
 from rl_platform.storage.layout import (
     CHECKPOINTS_DIR,
     EVALUATION_FILE,
@@ -89,6 +101,8 @@ def train(
     with RunLock(run_dir):
         # Verified before anything is written: a bad resume leaves the run as it was.
         checkpoint = checkpoint_to_resume(target, force=force) if target else None
+        if target:
+            check_same_kind_of_run(target.run_dir, spec)
         with _file_log(run_dir):
             if checkpoint is None:
                 write_spec(run_dir, spec)
@@ -167,7 +181,9 @@ def _train_in(
         if checkpoint is not None:
             start = _restore(algo, checkpoint)
             record_resumed_spec(run_dir, spec, checkpoint.path)
-        reporter = RunFolderReporter(run_dir, spec, store, start, uploader=uploader)
+        reporter = RunFolderReporter(
+            run_dir, spec, store, start, uploader=uploader, resumed=checkpoint
+        )
         try:
             with out_of_memory_names_the_settings(spec, store):
                 outcome = _loop(spec, algo, reporter, start, host_stop)
@@ -240,8 +256,11 @@ class RunFolderReporter:
         start: LoopStart,
         *,
         uploader: RunUploader | None = None,
+        resumed: LoadedCheckpoint | None = None,
     ) -> None:
         self.run_dir, self.store, self.uploader = run_dir, store, uploader
+        if resumed is not None:  # before the sinks open the files they append to
+            self._restore_rows(resumed)
         self.sinks = MetricSinks(run_dir, spec, resume_at=start if start.iteration else None)
         self.progress = ProgressLine(spec.name, spec.stop)
         self.trial = TrialMetrics()
@@ -266,21 +285,48 @@ class RunFolderReporter:
                 self.uploader.after_checkpoint()
 
     def save(self, checkpoint: Checkpoint) -> None:
-        """The checkpoint and its evaluation row, before the metrics row of its iteration."""
-        self.last_checkpoint = self.store.save(
-            iteration=checkpoint.iteration, parts=checkpoint.parts, meta=checkpoint.meta
-        )
+        """The checkpoint and its evaluation row, before the metrics row of its iteration;
+        the checkpoint holds a copy of both rows (`_restore_rows`)."""
+        row = None
+        meta = checkpoint.meta
         if checkpoint.evaluation is not None:
-            self._record_evaluation(checkpoint, self.last_checkpoint)
+            row = {
+                "iteration": checkpoint.iteration,
+                "env_steps": meta["env_steps"],
+                "checkpoint": checkpoint_name(checkpoint.iteration),
+                **checkpoint.evaluation,
+            }
+            meta = {
+                **meta,
+                EVALUATION_ROW_META_KEY: row,
+                BEST_METRIC_META_KEY: checkpoint.best_metric,
+            }
+        self.last_checkpoint = self.store.save(
+            iteration=checkpoint.iteration, parts=checkpoint.parts, meta=meta
+        )
+        if row is not None:
+            self._record_evaluation(row, checkpoint.best_metric, self.last_checkpoint)
 
-    def _record_evaluation(self, checkpoint: Checkpoint, saved: Path) -> None:
+    def _restore_rows(self, checkpoint: LoadedCheckpoint) -> None:
+        """On resume: the rows after the checkpoint dropped, and its own metrics and evaluation
+        rows put back where a kill between the checkpoint and its rows (or a torn last line)
+        lost them."""
+        iteration = int(checkpoint.meta["iteration"])
+        truncate_after(self.run_dir / METRICS_FILE, iteration)
+        truncate_after(self.run_dir / EVALUATION_FILE, iteration)
+        restore_row(self.run_dir / METRICS_FILE, checkpoint.meta.get(METRICS_ROW_META_KEY))
+        row = checkpoint.meta.get(EVALUATION_ROW_META_KEY)
+        if restore_row(self.run_dir / EVALUATION_FILE, row):
+            self._mark_best(row, checkpoint.meta.get(BEST_METRIC_META_KEY), checkpoint.path)
+
+    def _record_evaluation(self, row: dict[str, Any], metric: str | None, saved: Path) -> None:
         """A row in evaluation.jsonl; `best` moves to `saved` when it beats the best so far."""
-        evaluation = checkpoint.evaluation or {}
-        row = {"iteration": checkpoint.iteration, "env_steps": checkpoint.meta["env_steps"]}
         with (self.run_dir / EVALUATION_FILE).open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps({**row, "checkpoint": saved.name, **evaluation}) + "\n")
-        metric = checkpoint.best_metric
-        value = evaluation.get(metric) if metric else None
+            handle.write(json.dumps(row) + "\n")
+        self._mark_best(row, metric, saved)
+
+    def _mark_best(self, row: dict[str, Any], metric: str | None, saved: Path) -> None:
+        value = row.get(metric) if metric else None
         if value is None:
             return
         best = self.store.best_record()
