@@ -3,6 +3,7 @@
 
 import contextlib
 import json
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ from loguru import logger
 
 from rl_platform.devices import require_acting_device
 from rl_platform.errors import TrainingHealthError, UserError
+from rl_platform.jobs.runtime_env import stop_grace_s
 from rl_platform.rllib_config import ConfigExtension
 from rl_platform.run.algorithm_build import build_algorithm
 from rl_platform.run.health import HealthStatus, HealthVerdict
@@ -78,6 +80,7 @@ def train(
             if profile.resources.get("acting_device") == "cuda"
         ],
     )
+    grace_s = stop_grace_s(os.environ)  # how long a stop may take: a bad value before any file
     target = resume_target(resume) if resume else None
     run_dir = target.run_dir if target else new_run_dir(out_dir, spec.name)
     run_key = run_key_of(run_dir, out_dir=None if target else out_dir)
@@ -88,7 +91,10 @@ def train(
             if checkpoint is None:
                 write_spec(run_dir, spec)
             ensure_ray(dashboard=dashboard)
-            stop_request = StopRequest().install()  # after ray.init, which replaces SIGTERM's
+            stop_request = StopRequest(  # after ray.init, which replaces SIGTERM's handler
+                grace_s=grace_s,
+                last_checkpoint=CheckpointStore(run_dir / CHECKPOINTS_DIR).latest,
+            ).install()
             try:
                 with _uploaded(spec, run_dir, run_key) as uploader:
                     return _train_in(

@@ -4,6 +4,7 @@ Importable as `tests.reliability.faulty_envs` in Ray workers too (the repo root 
 through the editable install), so a remote env runner can build them after a restart.
 """
 
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -60,6 +61,22 @@ class FlakyCartPole(gym.Wrapper):
             if failures < self.fail_times:
                 self.count_file.write_text(str(failures + 1))
                 raise RuntimeError(f"injected env failure #{failures + 1}")
+        return self.env.step(action)
+
+
+class HangingCartPole(gym.Wrapper):
+    """CartPole whose `step()` never returns after `hang_after` steps (over all episodes), as a
+    user env stuck on a socket or a lock; signal handlers still run while it waits."""
+
+    def __init__(self, hang_after: int = 0, **_: Any) -> None:
+        super().__init__(gym.make("CartPole-v1"))
+        self.hang_after = hang_after
+        self.steps = 0
+
+    def step(self, action: Any) -> Any:
+        self.steps += 1
+        while self.steps > self.hang_after:
+            time.sleep(1.0)
         return self.env.step(action)
 
 
