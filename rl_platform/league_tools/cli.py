@@ -27,6 +27,7 @@ from rich.table import Table
 from rl_platform.cli_errors import user_errors
 from rl_platform.errors import UserError
 from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.seeds.bounds import SEED_LIMIT
 from rl_platform.storage.layout import CHECKPOINTS_DIR, LEAGUE_DIR, SPEC_FILE
 from rl_platform.storage.run_lock import LOCK_FILE, RunFolderBusyError, RunLock
 from rl_platform.utils.ray_logs import ray_notices_logged
@@ -203,7 +204,10 @@ def tournament(
     run_dir: RunDirArg,
     games: Annotated[int, typer.Option(min=1, help="Games per pair (seats alternate).")] = 10,
     seed: Annotated[
-        int, typer.Option(min=0, help="Seed of the games and the policies' sampling.")
+        int,
+        typer.Option(
+            min=0, max=SEED_LIMIT - 1, help="Seed of the games and the policies' sampling."
+        ),
     ] = 0,
     members: Annotated[
         list[str] | None, typer.Option("--member", "-m", help="Only these ids (repeatable).")
