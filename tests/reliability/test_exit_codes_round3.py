@@ -8,6 +8,8 @@ line or W&B. All in-process through Typer's CliRunner; none starts Ray.
 in test_shared_state.py.)
 """
 
+import os
+
 import pytest
 from typer.testing import CliRunner
 
@@ -50,6 +52,7 @@ SPECS = {
         SPEC + "evaluation: {every_env_steps: 1000, seed: 4294967296}\n",
         ["evaluation.seed"],
     ),
+    "nested_env_defaults": (SPEC + f'seed: "{_nested_env_defaults(300)}"\n', ["seed"]),
 }
 
 
@@ -63,6 +66,15 @@ def test_a_bad_spec_value_is_one_line_naming_the_field(case, tmp_path):
     # `rlp train` refuses it the same way, before a run folder exists.
     output = _exit_2(_invoke("train", str(spec), "--out", str(tmp_path / "runs")), *fragments)
     assert SECRET not in output and not (tmp_path / "runs").exists()
+
+
+def test_a_base_that_is_a_symlink_loop_is_one_line(tmp_path):
+    os.symlink(tmp_path / "b.yaml", tmp_path / "a.yaml")
+    os.symlink(tmp_path / "a.yaml", tmp_path / "b.yaml")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC + "_base: a.yaml\n")
+    _exit_2(_invoke("validate", str(spec)), "a.yaml", "symbolic link")
+    _exit_2(_invoke("validate", str(tmp_path / "a.yaml")), "a.yaml", "symbolic link")
 
 
 @pytest.mark.parametrize("verb", ["eval", "run", "watch"])
