@@ -2,6 +2,8 @@
 then validation. Every failure becomes a `SpecError` with one line per problem.
 """
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,9 @@ from rl_platform.spec.interpolation_budget import (
     check_nesting,
 )
 from rl_platform.spec.problems import describe_validation_error
+from rl_platform.spec.shown_fields import secrets_shown
 from rl_platform.utils.safe_yaml import MAX_TEXT_CHARS, YamlLimitError, YamlTagError, parse_yaml
+from rl_platform.utils.secrets import mask_text, secret_values
 
 BASE_KEY = "_base"
 
@@ -197,14 +201,32 @@ def resolve_spec_data(
     if profile:
         config = _apply_profile(config, profile, source)
     config = _apply_overrides(config, overrides or [])
-    return _resolve(config, source)
+    with _secrets_masked(OmegaConf.to_container(config, resolve=False)):
+        return _resolve(config, source)
+
+
+@contextlib.contextmanager
+def _secrets_masked(data: Any) -> Iterator[None]:
+    """A `SpecError` raised inside names no secret value of `data` (an error line quotes the
+    bad value, which may be a secret interpolated into another field, or given with `--set`)."""
+    try:
+        yield
+    except SpecError as exc:
+        secrets = secret_values(data)
+        problems = [mask_text(problem, secrets) for problem in exc.problems]
+        raise SpecError(problems, source=exc.source) from None
 
 
 def validate_spec_data(data: dict[str, Any], *, source: str = "spec") -> ExperimentSpec:
-    try:
-        return ExperimentSpec.model_validate(data)
-    except ValidationError as exc:
-        raise SpecError(describe_validation_error(ExperimentSpec, exc), source=source) from None
+    with _secrets_masked(data):
+        try:
+            spec = ExperimentSpec.model_validate(data)
+        except ValidationError as exc:
+            raise SpecError(describe_validation_error(ExperimentSpec, exc), source=source) from None
+        problems = secrets_shown(spec, secret_values(data))
+        if problems:
+            raise SpecError(problems, source=source)
+        return spec
 
 
 def load_spec(

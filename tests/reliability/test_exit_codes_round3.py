@@ -53,6 +53,15 @@ SPECS = {
         ["evaluation.seed"],
     ),
     "nested_env_defaults": (SPEC + f'seed: "{_nested_env_defaults(300)}"\n', ["seed"]),
+    "secret_in_the_project": (
+        SPEC + f"vars: {{API_KEY: {SECRET}}}\nlogging: {{project: 'p-${{vars.API_KEY}}'}}\n",
+        ["logging.project", "secret"],
+    ),
+    "secret_in_the_name": (
+        "name: 'r-${env.kwargs.apiKey}'\n"
+        f"env: {{id: {SHORT_OBS_ENV}, kwargs: {{apiKey: {SECRET}}}}}\n",
+        ["name", "secret"],
+    ),
 }
 
 
@@ -75,6 +84,22 @@ def test_a_base_that_is_a_symlink_loop_is_one_line(tmp_path):
     spec.write_text(SPEC + "_base: a.yaml\n")
     _exit_2(_invoke("validate", str(spec)), "a.yaml", "symbolic link")
     _exit_2(_invoke("validate", str(tmp_path / "a.yaml")), "a.yaml", "symbolic link")
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        # A secret interpolated into a field whose check quotes the value.
+        [f"vars.DB_PASSWORD={SECRET}", "training.lr=${vars.DB_PASSWORD}"],
+        [f"vars.AUTH_TOKEN={SECRET}", "training.gamma=${vars.AUTH_TOKEN}"],
+    ],
+)
+def test_a_secret_given_through_set_is_masked_in_the_error_line(override, tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC)
+    sets = [arg for item in override for arg in ("--set", item)]
+    output = _exit_2(_invoke("validate", str(spec), *sets))
+    assert SECRET not in output and "***" in output
 
 
 @pytest.mark.parametrize("verb", ["eval", "run", "watch"])
