@@ -9,11 +9,14 @@ in test_shared_state.py.)
 """
 
 import os
+from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from rl_platform.cli import app
+from rl_platform.storage.checkpoints import CheckpointStore
 
 SECRET = "sekrit-round3-7f2a"
 SPEC = "name: round3\nenv: {id: CartPole-v1}\n"
@@ -100,6 +103,25 @@ def test_a_secret_given_through_set_is_masked_in_the_error_line(override, tmp_pa
     sets = [arg for item in override for arg in ("--set", item)]
     output = _exit_2(_invoke("validate", str(spec), *sets))
     assert SECRET not in output and "***" in output
+
+
+def _fake_checkpoint(run_dir: Path) -> None:
+    state = {"learner_group": {"learner": {"rl_module": {"main": {"w": np.zeros(2)}}}}}
+    CheckpointStore(run_dir / "checkpoints").save(
+        iteration=1, parts={"algorithm": state}, meta={"env_steps": 10}
+    )
+
+
+def test_a_binary_latest_pointer_falls_back_to_the_newest_complete_checkpoint(tmp_path):
+    run_dir = tmp_path / "run"
+    (run_dir / "checkpoints").mkdir(parents=True)
+    (run_dir / "checkpoints" / "latest").write_bytes(b"\xff\xfe\x00garbage\x81")
+    _exit_2(_invoke("export", str(run_dir), str(tmp_path / "p.safetensors")), "no complete")
+    _fake_checkpoint(run_dir)
+    (run_dir / "checkpoints" / "latest").write_bytes(b"\xff\xfe\x00garbage\x81")
+    assert CheckpointStore(run_dir / "checkpoints").latest().name == "iter_000001"
+    result = _invoke("export", str(run_dir), str(tmp_path / "p.safetensors"))
+    assert result.exit_code == 0, result.output
 
 
 @pytest.mark.parametrize("verb", ["eval", "run", "watch"])
