@@ -131,3 +131,10 @@ def test_an_overflowing_seed_option_is_a_usage_error(verb, seed):
     result = _invoke(verb, *policy, "--env", "cartpole", "-n", "1", "--seed", seed)
     assert result.exit_code == 2, result.output
     assert "--seed" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("verb", ["run", "eval"])
+def test_an_observation_of_the_wrong_size_names_the_env_and_the_shapes(verb):
+    policy = ["-p", USER_ACT] if verb == "run" else [USER_ACT]
+    result = _invoke(verb, *policy, "--env", SHORT_OBS_ENV, "-n", "1")
+    _exit_2(result, SHORT_OBS_ENV, "reset", "(2,)", "(4,)")
