@@ -138,10 +138,12 @@ def _league_view(run_dir: Path) -> dict[str, Any]:
     from rl_platform.league.leaderboard import leaderboard
     from rl_platform.league.matchmaking import mix_with_pfsp
     from rl_platform.league.mix_schedule import phases_of
-    from rl_platform.league.pool import LeaguePool
+    from rl_platform.league.pool import MANIFEST, LeaguePool
     from rl_platform.league.results import ResultBook
+    from rl_platform.league.state import check_saved_state
 
     pool, state = LeaguePool.open(_league_root(run_dir))  # read-only: no pruning
+    check_saved_state(state, where=f"{pool.storage.uri}/{MANIFEST}")
     results = state.get("results", {})
     book = ResultBook.from_dict(results, window=int(results.get("window", 100)))
     env_steps = int(state.get("env_steps", 0))

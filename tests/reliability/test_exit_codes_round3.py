@@ -8,6 +8,7 @@ line or W&B. All in-process through Typer's CliRunner; none starts Ray.
 in test_shared_state.py.)
 """
 
+import json
 import os
 from pathlib import Path
 
@@ -16,6 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from rl_platform.cli import app
+from rl_platform.errors import UserError
+from rl_platform.league import League, LeagueSpec
 from rl_platform.storage.checkpoints import CheckpointStore
 
 SECRET = "sekrit-round3-7f2a"
@@ -138,3 +141,36 @@ def test_an_observation_of_the_wrong_size_names_the_env_and_the_shapes(verb):
     policy = ["-p", USER_ACT] if verb == "run" else [USER_ACT]
     result = _invoke(verb, *policy, "--env", SHORT_OBS_ENV, "-n", "1")
     _exit_2(result, SHORT_OBS_ENV, "reset", "(2,)", "(4,)")
+
+
+GOOD_STATE = {"version": 1, "rng": "{}", "slots": [None]}
+DAMAGED_STATES = {
+    "state_a_list": [],
+    "results_a_list": {**GOOD_STATE, "results": []},
+    "window_a_string": {**GOOD_STATE, "results": {"window": "abc"}},
+    "learners_a_string": {**GOOD_STATE, "results": {"window": 5, "learners": "x"}},
+    "pair_without_counts": {**GOOD_STATE, "results": {"window": 5, "pairs": {"main": {"x": {}}}}},
+    "env_steps_a_string": {**GOOD_STATE, "env_steps": "x"},
+    "slots_a_number": {**GOOD_STATE, "slots": 3},
+    "no_rng": {"version": 1, "slots": []},
+}
+
+
+def _league_folder(tmp_path: Path, state: object) -> Path:
+    run_dir = tmp_path / "run"
+    (run_dir / "league").mkdir(parents=True)
+    manifest = {"version": 1, "members": [], "state": state}
+    (run_dir / "league" / "league.json").write_text(json.dumps(manifest))
+    return run_dir
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGED_STATES))
+def test_damaged_league_state_is_one_line_naming_league_json(case, tmp_path):
+    run_dir = _league_folder(tmp_path, DAMAGED_STATES[case])
+    manifest = run_dir / "league" / "league.json"
+    before = manifest.read_bytes()
+    _exit_2(_invoke("league", "show", str(run_dir)), "league.json")
+    spec = LeagueSpec.model_validate({"scripted": ["based"]})
+    with pytest.raises(UserError, match=r"league\.json"):  # what `rlp train --resume` opens
+        League(spec=spec, storage=run_dir / "league", seed=0)
+    assert manifest.read_bytes() == before
