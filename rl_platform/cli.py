@@ -201,7 +201,13 @@ def pull(
             "the folder to put them in."
         ),
     ] = None,
-    force: Annotated[bool, typer.Option(help="Replace a destination that is not empty.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            help="Replace the run folder at --to (only a run folder: never a folder of runs, "
+            "the storage, or a run that is training)."
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Bring finished runs back from storage, every file checked against its sha256."""

@@ -8,7 +8,8 @@ Exit codes, all declared here (table in docs/reliability.md): 0 success, `FAILED
 command's own "not OK" verdict, `UserError.exit_code` (2) for bad input and for files the OS
 refuses (missing, a file where a folder is needed, no permission, disk full),
 `TRAINING_STOPPED_EXIT`, `INTERNAL_ERROR_EXIT` for a bug (one line plus a saved crash report)
-and `INTERRUPTED_EXIT`.
+and `INTERRUPTED_EXIT`. A training forced to exit by a signal (rl_platform/run/signals.py)
+exits with 128 + the signal, 143 for SIGTERM, the shell's convention as for `INTERRUPTED_EXIT`.
 """
 
 import functools

@@ -1,10 +1,12 @@
 """Options that several `rlp` verbs share, declared once so their flags match across verbs
 (`--set`/`--profile`: `rlp validate`, `rlp train`, `rlp submit`; `--dashboard`: `rlp train`,
-`rlp search`)."""
+`rlp search`; `--seed`: `rlp eval`, `rlp run`, `rlp watch`, `rlp record`)."""
 
 from typing import Annotated
 
 import typer
+
+from rl_platform.seeds.bounds import SEED_LIMIT
 
 SetOpt = Annotated[
     list[str] | None,
@@ -24,4 +26,8 @@ DashboardOpt = Annotated[
         "--dashboard",
         help="Start the local Ray with its dashboard on 127.0.0.1 and print its URL.",
     ),
+]
+SeedOpt = Annotated[
+    int,
+    typer.Option(min=0, max=SEED_LIMIT - 1, help="Episode i is reset with seed + i (< 2**32)."),
 ]

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from rl_platform.cli_errors import user_errors
+from rl_platform.cli_options import SeedOpt
 
 TeacherArg = Annotated[
     str, typer.Argument(help="Teacher policy URI: scripted://ENV/NAME, checkpoint://RUN, ...")
@@ -20,7 +21,6 @@ TeacherArg = Annotated[
 EnvOpt = Annotated[str, typer.Option("--env", "-e", help="Single-agent env id, e.g. CartPole-v1.")]
 EpisodesOpt = Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to record.")]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="New (or empty) output folder.")]
-SeedOpt = Annotated[int, typer.Option(min=0, help="Episode i is reset with seed + i.")]
 ParallelOpt = Annotated[
     int, typer.Option(min=1, help="Env copies played together (batched actions).")
 ]

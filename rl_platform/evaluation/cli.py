@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rl_platform.cli_errors import FAILED_EXIT, positive_finite, user_errors
+from rl_platform.cli_options import SeedOpt
 from rl_platform.evaluation.progress import episode_progress, status, stderr_console
 from rl_platform.utils.ray_logs import ray_notices_logged
 
@@ -30,7 +31,6 @@ EnvOpt = Annotated[
     ),
 ]  # fmt: skip
 EpisodesOpt = Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")]
-SeedOpt = Annotated[int, typer.Option(min=0, help="Episode i is reset with seed + i.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 SampleOpt = Annotated[
     bool, typer.Option("--sample", help="Sample actions instead of the greedy (argmax) action.")

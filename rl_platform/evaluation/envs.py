@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from rl_platform.envs.env_info import check_env, is_multi_agent
 from rl_platform.envs.sources import EnvIdError
@@ -114,6 +115,10 @@ class AgentEnv:
         # Sorted: RLlib's PettingZooEnv keeps its agents in a set (order varies per process).
         agents = sorted(self.env.possible_agents) if self.multi_agent else [SINGLE_AGENT_ID]
         self.agent_ids: list[str] = agents
+        # Policies stack rows by these shapes: an env whose observations disagree with its
+        # own space is named here, not as a crash inside a policy (`check_observations`).
+        self._shapes = {a: getattr(self.spaces(a)[0], "shape", None) for a in agents}
+        self._steps = 0
 
     def spaces(self, agent_id: str) -> tuple[gym.Space, gym.Space]:
         if not self.multi_agent:
@@ -121,20 +126,40 @@ class AgentEnv:
         return self.env.get_observation_space(agent_id), self.env.get_action_space(agent_id)
 
     def reset(self, *, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        self._steps = 0
         obs, info = self.env.reset(seed=seed)
-        if self.multi_agent:
-            return obs, info
-        return {SINGLE_AGENT_ID: obs}, {SINGLE_AGENT_ID: info}
+        if not self.multi_agent:
+            obs, info = {SINGLE_AGENT_ID: obs}, {SINGLE_AGENT_ID: info}
+        self.check_observations(obs, call="reset")
+        return obs, info
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, bool, dict]:
         """(obs of agents to act next, rewards, episode over, infos)."""
+        self._steps += 1
         if self.multi_agent:
             obs, rewards, terminateds, truncateds, infos = self.env.step(actions)
             done = bool(terminateds.get("__all__")) or bool(truncateds.get("__all__"))
-            return obs, rewards, done, infos
-        obs, reward, terminated, truncated, info = self.env.step(actions[SINGLE_AGENT_ID])
-        agent = SINGLE_AGENT_ID
-        return {agent: obs}, {agent: float(reward)}, terminated or truncated, {agent: info}
+        else:
+            agent = SINGLE_AGENT_ID
+            ob, reward, terminated, truncated, info = self.env.step(actions[agent])
+            obs, rewards, infos = {agent: ob}, {agent: float(reward)}, {agent: info}
+            done = terminated or truncated
+        self.check_observations(obs, call=f"step {self._steps}")
+        return obs, rewards, done, infos
+
+    def check_observations(self, obs: dict[str, Any], *, call: str) -> None:
+        """Each agent's observation has its space's shape (spaces without one: not checked)."""
+        for agent, value in obs.items():
+            expected = self._shapes.get(agent)
+            if expected is None or isinstance(value, dict):
+                continue
+            actual = np.shape(value)
+            if actual != expected:
+                raise UserError(
+                    f"env {self.target.env_id}: {call} returned an observation of shape "
+                    f"{actual} for agent {agent!r}, but its observation_space has shape "
+                    f"{expected}; make the env's observations match its observation_space"
+                )
 
     def render(self) -> Any:
         return self.env.render()

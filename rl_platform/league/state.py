@@ -7,9 +7,11 @@ with the member records (ids, stats, ratings, weight hashes) it is the full leag
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from rl_platform.errors import UserError
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
+
+from rl_platform.errors import IntegrityError, UserError
 
 STATE_VERSION = 1
 
@@ -79,3 +81,60 @@ class LeagueState:
             iteration=int(data.get("iteration", 0)),
             env_steps=int(data.get("env_steps", 0)),
         )
+
+
+# The shape of a saved state, checked where `league.json`'s state is read (`League`, `rlp
+# league show`; the pool keeps it opaque) by `check_saved_state`: a
+# hand-edited or damaged file (a list for the state, a string for the results window) must be
+# one line naming the field, not a crash in whichever reader touches it first. Unknown keys are
+# ignored (they break nothing); what each reader uses has its type.
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _PairRecord(_Record):
+    wins: NonNegativeInt
+    draws: NonNegativeInt
+    losses: NonNegativeInt
+    recent: list[Literal[-1, 0, 1]]
+
+
+class _ResultsRecord(_Record):
+    window: int = Field(default=100, ge=1)
+    learners: dict[str, list[Literal[-1, 0, 1]]] = {}
+    pairs: dict[str, dict[str, _PairRecord]] = {}
+
+
+class _PlanRecord(_Record):
+    slots: list[str | None]
+    reload: list[int]
+    opponents: dict[str, list[tuple[str, str, float]]]
+
+
+class _StateRecord(_Record):
+    version: Literal[1]
+    rng: str
+    slots: list[str | None]
+    plan: _PlanRecord | None = None
+    results: _ResultsRecord = _ResultsRecord()
+    snapshot_counters: dict[str, NonNegativeInt] = {}
+    last_snapshot_iteration: dict[str, NonNegativeInt] = {}
+    last_snapshot_env_steps: dict[str, NonNegativeInt] = {}
+    iteration: NonNegativeInt = 0
+    env_steps: NonNegativeInt = 0
+
+
+def check_saved_state(data: dict[str, Any], *, where: str) -> None:
+    """An `IntegrityError` naming `where` (the manifest) and the first field of a saved state
+    that is missing or has the wrong type; {} (no state saved yet) passes."""
+    if not data:
+        return
+    try:
+        _StateRecord.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "state"
+        raise IntegrityError(
+            f"{where}: not a valid league state (field {field!r}: {first['msg']}); it was "
+            "edited or damaged"
+        ) from None

@@ -7,12 +7,15 @@ The main CLI registers this with `app.add_typer(league_app, name="league")`.
   writes `league/tournament.png` + `league/tournament.json`.
 * `add RUN_DIR CHECKPOINT --id NAME`: add a checkpoint's policy as a frozen member.
 
-`tournament` and `add` write the league: run them while the run's training is stopped (one
-writer per league folder), then resume training with `rlp train --resume RUN_DIR`.
+`tournament` and `add` write the league under the run's lock (`RunLock`, one writer per run
+folder): while the run trains they are refused with one line; stop it, run them, then resume
+training with `rlp train --resume RUN_DIR`, which keeps added members.
 """
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,7 +27,9 @@ from rich.table import Table
 from rl_platform.cli_errors import user_errors
 from rl_platform.errors import UserError
 from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.seeds.bounds import SEED_LIMIT
 from rl_platform.storage.layout import CHECKPOINTS_DIR, LEAGUE_DIR, SPEC_FILE
+from rl_platform.storage.run_lock import LOCK_FILE, RunFolderBusyError, RunLock
 from rl_platform.utils.ray_logs import ray_notices_logged
 
 league_app = typer.Typer(
@@ -52,15 +57,29 @@ def _run_spec(run_dir: Path) -> Any:
     return spec
 
 
-def _open_league(run_dir: Path) -> tuple[Any, Any]:
-    """The run's league, to write into: a run folder with a link inside is refused."""
+@contextlib.contextmanager
+def _writing_league(run_dir: Path, *, verb: str) -> Iterator[tuple[Any, Any]]:
+    """The run's league to write into, under the run's lock (`RunLock`) from reading it to the
+    last write. A run that trains writes `league.json` every iteration from the league it holds
+    in memory, so a change made beside it would be overwritten: refused while the run trains.
+    A run folder with a link inside is refused too."""
     from rl_platform.league.league import League
     from rl_platform.storage.run_dir import refuse_links
 
     root = _league_root(run_dir)
     refuse_links(run_dir)
-    spec = _run_spec(run_dir)
-    return League(spec=spec.league, storage=root, seed=spec.seed or 0), spec
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(RunLock(run_dir))
+        except RunFolderBusyError as exc:
+            raise UserError(
+                f"rlp league {verb}: {run_dir} is training (process {exc.holder} holds its "
+                f"{LOCK_FILE}) and writes its league every iteration; stop it (Ctrl+C or "
+                f"SIGTERM saves a checkpoint), run `rlp league {verb}` again, then "
+                f"`rlp train --resume {run_dir}`"
+            ) from None
+        spec = _run_spec(run_dir)
+        yield League(spec=spec.league, storage=root, seed=spec.seed or 0), spec
 
 
 def _has_checkpoint(run_dir: Path) -> bool:
@@ -119,10 +138,12 @@ def _league_view(run_dir: Path) -> dict[str, Any]:
     from rl_platform.league.leaderboard import leaderboard
     from rl_platform.league.matchmaking import mix_with_pfsp
     from rl_platform.league.mix_schedule import phases_of
-    from rl_platform.league.pool import LeaguePool
+    from rl_platform.league.pool import MANIFEST, LeaguePool
     from rl_platform.league.results import ResultBook
+    from rl_platform.league.state import check_saved_state
 
     pool, state = LeaguePool.open(_league_root(run_dir))  # read-only: no pruning
+    check_saved_state(state, where=f"{pool.storage.uri}/{MANIFEST}")
     results = state.get("results", {})
     book = ResultBook.from_dict(results, window=int(results.get("window", 100)))
     env_steps = int(state.get("env_steps", 0))
@@ -185,7 +206,10 @@ def tournament(
     run_dir: RunDirArg,
     games: Annotated[int, typer.Option(min=1, help="Games per pair (seats alternate).")] = 10,
     seed: Annotated[
-        int, typer.Option(min=0, help="Seed of the games and the policies' sampling.")
+        int,
+        typer.Option(
+            min=0, max=SEED_LIMIT - 1, help="Seed of the games and the policies' sampling."
+        ),
     ] = 0,
     members: Annotated[
         list[str] | None, typer.Option("--member", "-m", help="Only these ids (repeatable).")
@@ -196,7 +220,7 @@ def tournament(
 ) -> None:
     """Round robin between pool members, update ratings, write a matchup heat map."""
     from rl_platform.evaluation.envs import EnvTarget
-    from rl_platform.league_tools.heatmap import write_heatmap
+    from rl_platform.league_tools.heatmap import check_figure_path, write_heatmap
     from rl_platform.league_tools.tournament import (
         apply_ratings,
         member_policies,
@@ -205,22 +229,23 @@ def tournament(
     )
     from rl_platform.utils.atomic import write_json_atomic
 
-    league, spec = _open_league(run_dir)
-    ids = tournament_ids(league.pool, members, has_checkpoint=_has_checkpoint(run_dir))
-    target = EnvTarget(spec.env.id, tuple(spec.env.wrappers), dict(spec.env.kwargs))
-    with ray_notices_logged():  # RLlib's notices while modules are built: to the log file
-        players = member_policies(run_dir, ids, target=target)
-        err.print(f"{len(players)} players, {games} games per pair: {', '.join(players)}")
-        report = play_round_robin(players, target=target, games=games, seed=seed)
-    apply_ratings(league.pool, report.results)
-    league.save()
-    root = run_dir / LEAGUE_DIR
-    png = write_heatmap(
-        report.matrix, out or root / "tournament.png", title=f"{spec.name}: {games} games/pair"
-    )
-    write_json_atomic(
-        root / "tournament.json", {"games_per_pair": games, **report.matrix.to_dict()}
-    )
+    png = out or run_dir / LEAGUE_DIR / "tournament.png"
+    check_figure_path(png, option="--out")  # before any game: a bad path fails in a second
+    with _writing_league(run_dir, verb="tournament") as (league, spec):
+        ids = tournament_ids(league.pool, members, has_checkpoint=_has_checkpoint(run_dir))
+        target = EnvTarget(spec.env.id, tuple(spec.env.wrappers), dict(spec.env.kwargs))
+        with ray_notices_logged():  # RLlib's notices while modules are built: to the log file
+            players = member_policies(run_dir, ids, target=target)
+            err.print(f"{len(players)} players, {games} games per pair: {', '.join(players)}")
+            report = play_round_robin(players, target=target, games=games, seed=seed)
+        apply_ratings(league.pool, report.results)
+        # The heat map first: if it cannot be written, league.json keeps its ratings.
+        write_heatmap(report.matrix, png, title=f"{spec.name}: {games} games/pair")
+        league.save()
+        write_json_atomic(
+            run_dir / LEAGUE_DIR / "tournament.json",
+            {"games_per_pair": games, **report.matrix.to_dict()},
+        )
     err.print(f"{len(report.results)} games; heat map {png}")
     show(run_dir, as_json=False)
 
@@ -244,13 +269,13 @@ def add(
     if module not in modules:
         raise UserError(f"{loaded.path} has no module {module!r}; it has {sorted(modules)}")
     weights = modules[module]
-    league, spec = _open_league(run_dir)
-    reference = _reference_weights(run_dir, league)
-    if reference is None:
-        _check_same_setup(loaded.path, spec)
-    _check_fits(weights, reference=reference, what=str(loaded.path))
-    meta = {"source": str(loaded.path.resolve()), "module": module}
-    member = league.add_checkpoint(member_id=member_id, weights=weights, metadata=meta)
+    with _writing_league(run_dir, verb="add") as (league, spec):
+        reference = _reference_weights(run_dir, league)
+        if reference is None:
+            _check_same_setup(loaded.path, spec)
+        _check_fits(weights, reference=reference, what=str(loaded.path))
+        meta = {"source": str(loaded.path.resolve()), "module": module}
+        member = league.add_checkpoint(member_id=member_id, weights=weights, metadata=meta)
     err.print(f"added {member.id} ({len(weights)} tensors) to {run_dir / LEAGUE_DIR}")
 
 

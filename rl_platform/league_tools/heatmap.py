@@ -1,10 +1,28 @@
 """The tournament's matchup heat map as a PNG (matplotlib, files only)."""
 
+import os
 from pathlib import Path
 
 import numpy as np
 
+from rl_platform.errors import UserError
 from rl_platform.league.leaderboard import MatchupMatrix
+
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+
+
+def check_figure_path(path: Path, *, option: str) -> None:
+    """A file matplotlib can write: a known format, not a folder, in a writable folder (or one
+    that can be made). Checked before the work whose result it holds."""
+    if path.suffix.lower() not in FIGURE_SUFFIXES:
+        raise UserError(f"{option} {path}: use a {', '.join(FIGURE_SUFFIXES)} file name")
+    if path.is_dir():
+        raise UserError(f"{option} {path}: is a folder; name the image file to write")
+    folder = next((p for p in path.absolute().parents if p.exists()), Path("/"))
+    if not folder.is_dir():
+        raise UserError(f"{option} {path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"{option} {path}: {folder} is not writable; choose another path")
 
 
 def write_heatmap(matrix: MatchupMatrix, path: Path, *, title: str = "") -> Path:

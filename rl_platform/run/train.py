@@ -3,6 +3,7 @@
 
 import contextlib
 import json
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from loguru import logger
 from rl_platform.devices import require_acting_device
 from rl_platform.envs.user_envs import preflight_env
 from rl_platform.errors import TrainingHealthError, UserError
+from rl_platform.jobs.runtime_env import stop_grace_s
 from rl_platform.rllib_config import ConfigExtension
 from rl_platform.run.algorithm_build import build_algorithm
 from rl_platform.run.health import HealthStatus, HealthVerdict
@@ -95,6 +97,7 @@ def train(
     # A user's env that breaks at once fails here, in seconds, before any folder is written.
     preflight_env(spec.env.id, spec.env.kwargs, seed=spec.seed)
     check_spec_fits_machine(spec)  # absurd sizes end here, not when the kernel kills the run
+    grace_s = stop_grace_s(os.environ)  # how long a stop may take: a bad value before any file
     target = resume_target(resume) if resume else None
     run_dir = target.run_dir if target else new_run_dir(out_dir, spec.name)
     run_key = run_key_of(run_dir, out_dir=None if target else out_dir)
@@ -107,7 +110,10 @@ def train(
             if checkpoint is None:
                 write_spec(run_dir, spec)
             ensure_ray(dashboard=dashboard)
-            stop_request = StopRequest().install()  # after ray.init, which replaces SIGTERM's
+            stop_request = StopRequest(  # after ray.init, which replaces SIGTERM's handler
+                grace_s=grace_s,
+                last_checkpoint=CheckpointStore(run_dir / CHECKPOINTS_DIR).latest,
+            ).install()
             try:
                 with _uploaded(spec, run_dir, run_key) as uploader:
                     return _train_in(

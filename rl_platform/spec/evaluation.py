@@ -19,6 +19,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
+from rl_platform.seeds.bounds import SEED_LIMIT
 from rl_platform.spec.base import SpecModel
 
 PositiveInt = Annotated[int, Field(gt=0)]
@@ -46,8 +47,8 @@ class EvaluationSpec(SpecModel):
     """Env copies stepped together."""
     max_steps: PositiveInt | None = None
     """Cut episodes after this many env steps."""
-    seed: int = Field(default=10_000, ge=0)
-    """Seed of the evaluation episodes (the same episodes at every evaluation)."""
+    seed: int = Field(default=10_000, ge=0, lt=SEED_LIMIT)
+    """Seed of the evaluation episodes (the same episodes at every evaluation), < 2**32."""
     best_metric: str | None = None
     """`eval/...` key whose highest value marks `best`; None: the first mode's win rate vs the
     first opponent (two-player envs) or its return mean."""

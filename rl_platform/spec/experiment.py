@@ -9,6 +9,7 @@ from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
 from rl_platform.league.spec import LeagueSpec
 from rl_platform.search.spec import Distribution, SearchSpec
+from rl_platform.seeds.bounds import SEED_LIMIT
 from rl_platform.spec.base import SpecModel
 from rl_platform.spec.evaluation import EvaluationSpec
 from rl_platform.spec.model import MLPModelSpec, ModelSpec, TransformerLSTMModelSpec
@@ -84,8 +85,8 @@ class ExperimentSpec(SpecModel):
     """Experiment name; becomes a folder name, so letters, digits, '.', '_', '-' only."""
     algo: AlgoName = "PPO"
     """RLlib algorithm."""
-    seed: int | None = 0
-    """Seed for RLlib, torch and the envs; None for a random seed."""
+    seed: int | None = Field(default=0, ge=0, lt=SEED_LIMIT)
+    """Seed for RLlib, torch and the envs (0 <= seed < 2**32); None for a random seed."""
     env: EnvSpec
     """The environment."""
     training: TrainingSpec = PPOTraining()

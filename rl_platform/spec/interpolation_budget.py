@@ -12,6 +12,9 @@ from typing import Any
 
 MAX_RESOLVED_CHARS = 100_000
 MAX_TOTAL_CHARS = 1_000_000
+MAX_NESTING = 16
+"""`${...}` inside `${...}` (`${oc.env:A,${oc.env:B,...}}`): OmegaConf's parser recurses once
+per level, and 300 levels ended in a RecursionError (exit 70)."""
 # Innermost `${...}`: a reference (`a.b`, `.x`) or a resolver call (`oc.env:NAME`).
 _INTERPOLATION = re.compile(r"\$\{([^${}]*)\}")
 
@@ -22,6 +25,26 @@ class InterpolationTooLarge(ValueError):
             f"{key}: its interpolations would resolve to more than {MAX_RESOLVED_CHARS} "
             f"characters ({size}+); a spec value needs far fewer"
         )
+
+
+class InterpolationTooDeep(ValueError):
+    def __init__(self, key: str, depth: int) -> None:
+        super().__init__(
+            f"{key}: `${{...}}` nested {depth} levels deep (at most {MAX_NESTING}); "
+            "a spec value needs far fewer"
+        )
+
+
+def nesting_depth(text: str) -> int:
+    """How deep `${` opens nest in `text` (0 without interpolation)."""
+    depth = deepest = 0
+    for i, char in enumerate(text):
+        if char == "$" and text[i + 1 : i + 2] == "{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == "}" and depth:
+            depth -= 1
+    return deepest
 
 
 def _lookup(data: Any, dotted: str) -> Any:
@@ -87,3 +110,11 @@ def check_interpolation_budget(data: dict[str, Any]) -> None:
         total += size
         if size > MAX_RESOLVED_CHARS or total > MAX_TOTAL_CHARS:
             raise InterpolationTooLarge(key, size)
+
+
+def check_nesting(data: Any, *, key: str = "") -> None:
+    """Raise `InterpolationTooDeep` naming the first value whose `${...}` nest deeper than
+    `MAX_NESTING`; before OmegaConf sees the data (it parses interpolations on creation)."""
+    for leaf_key, value in _leaves(data, key):
+        if isinstance(value, str) and (depth := nesting_depth(value)) > MAX_NESTING:
+            raise InterpolationTooDeep(leaf_key, depth)

@@ -2,6 +2,8 @@
 then validation. Every failure becomes a `SpecError` with one line per problem.
 """
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +14,16 @@ from pydantic import ValidationError
 
 from rl_platform.errors import SpecError
 from rl_platform.spec.experiment import BUDGET_SECTIONS, PROFILE_ENV_KEYS, ExperimentSpec
-from rl_platform.spec.interpolation_budget import InterpolationTooLarge, check_interpolation_budget
+from rl_platform.spec.interpolation_budget import (
+    InterpolationTooDeep,
+    InterpolationTooLarge,
+    check_interpolation_budget,
+    check_nesting,
+)
 from rl_platform.spec.problems import describe_validation_error
+from rl_platform.spec.shown_fields import secrets_shown
 from rl_platform.utils.safe_yaml import MAX_TEXT_CHARS, YamlLimitError, YamlTagError, parse_yaml
+from rl_platform.utils.secrets import mask_text, secret_values
 
 BASE_KEY = "_base"
 
@@ -53,7 +62,13 @@ def _read_mapping(path: Path, source: str) -> dict[str, Any]:
 
 def _load_with_bases(path: Path, source: str, seen: tuple[Path, ...] = ()) -> DictConfig:
     """Merge `_base` files (in order, each resolved relative to its includer) under this one."""
-    path = path.resolve()
+    try:
+        path = path.resolve()
+    except (RuntimeError, OSError):  # Python 3.11 reports a link loop as RuntimeError
+        raise SpecError(
+            [f"{path}: a symbolic link loop, not a spec file; point it (or {BASE_KEY}) at a file"],
+            source=source,
+        ) from None
     if path in seen:
         chain = " -> ".join(str(p) for p in (*seen, path))
         raise SpecError([f"{BASE_KEY}: include cycle {chain}"], source=source)
@@ -65,6 +80,10 @@ def _load_with_bases(path: Path, source: str, seen: tuple[Path, ...] = ()) -> Di
         raise SpecError(
             [f"{BASE_KEY}: {bases!r} is invalid: expected a list of file paths"], source=source
         )
+    try:
+        check_nesting(data)
+    except InterpolationTooDeep as exc:
+        raise SpecError([f"{path}: {exc}"], source=source) from None
     merged = OmegaConf.create()
     for base in bases:
         merged = OmegaConf.merge(
@@ -146,7 +165,10 @@ def _apply_overrides(config: DictConfig, overrides: list[str]) -> DictConfig:
             continue
         key, value = parse_override(item)
         try:
+            check_nesting(value, key=f"--set {key}")
             OmegaConf.update(config, key, value, merge=True, force_add=True)
+        except InterpolationTooDeep as exc:
+            raise SpecError([str(exc)]) from None
         except OmegaConfBaseException as exc:
             raise SpecError([f"--set {key}: cannot apply: {exc}".splitlines()[0]]) from None
     return config
@@ -159,6 +181,11 @@ def _resolve(config: DictConfig, source: str) -> dict[str, Any]:
         raise SpecError([str(exc)], source=source) from None
     try:
         return OmegaConf.to_container(config, resolve=True)  # type: ignore[return-value]
+    except RecursionError:  # a chain of references too long for OmegaConf's recursion
+        raise SpecError(
+            ["<interpolation>: `${...}` references chained or nested too deeply to resolve"],
+            source=source,
+        ) from None
     except OmegaConfBaseException as exc:
         key = getattr(exc, "full_key", "") or "<interpolation>"
         detail = str(exc).splitlines()[0]
@@ -174,14 +201,32 @@ def resolve_spec_data(
     if profile:
         config = _apply_profile(config, profile, source)
     config = _apply_overrides(config, overrides or [])
-    return _resolve(config, source)
+    with _secrets_masked(OmegaConf.to_container(config, resolve=False)):
+        return _resolve(config, source)
+
+
+@contextlib.contextmanager
+def _secrets_masked(data: Any) -> Iterator[None]:
+    """A `SpecError` raised inside names no secret value of `data` (an error line quotes the
+    bad value, which may be a secret interpolated into another field, or given with `--set`)."""
+    try:
+        yield
+    except SpecError as exc:
+        secrets = secret_values(data)
+        problems = [mask_text(problem, secrets) for problem in exc.problems]
+        raise SpecError(problems, source=exc.source) from None
 
 
 def validate_spec_data(data: dict[str, Any], *, source: str = "spec") -> ExperimentSpec:
-    try:
-        return ExperimentSpec.model_validate(data)
-    except ValidationError as exc:
-        raise SpecError(describe_validation_error(ExperimentSpec, exc), source=source) from None
+    with _secrets_masked(data):
+        try:
+            spec = ExperimentSpec.model_validate(data)
+        except ValidationError as exc:
+            raise SpecError(describe_validation_error(ExperimentSpec, exc), source=source) from None
+        problems = secrets_shown(spec, secret_values(data))
+        if problems:
+            raise SpecError(problems, source=source)
+        return spec
 
 
 def load_spec(

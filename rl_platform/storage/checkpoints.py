@@ -98,7 +98,10 @@ class CheckpointStore:
     def latest(self) -> Path | None:
         pointer = self.root / LATEST_FILE
         if pointer.is_file():
-            candidate = self.named(pointer.read_text().strip())
+            # A pointer that is not text (damaged, or planted) is as stale as a wrong name.
+            with pointer.open("rb") as handle:  # a name is a line: never read a large file
+                name = handle.read(64).decode("ascii", errors="replace").strip()
+            candidate = self.named(name)
             if candidate is not None:
                 return candidate
             logger.warning("checkpoint pointer {} is stale; using the newest complete one", pointer)

@@ -55,6 +55,11 @@ class FolderStorage:
         return cls(filesystem, root)
 
     @property
+    def is_local(self) -> bool:
+        """A folder of this machine's filesystem; `root` is then its resolved path."""
+        return self._local
+
+    @property
     def uri(self) -> str:
         """Human-readable location for messages."""
         return self.root if self._local else f"{self.filesystem.type_name}://{self.root}"

@@ -18,6 +18,13 @@ LOCK_FILE = ".lock"
 class RunFolderBusyError(UserError):
     """Another process writes this run folder."""
 
+    def __init__(self, run_dir: Path, *, holder: str) -> None:
+        self.run_dir, self.holder = run_dir, holder
+        super().__init__(
+            f"{run_dir} is in use by process {holder} (it holds {run_dir / LOCK_FILE}); "
+            "wait for it to finish or stop it first"
+        )
+
 
 class RunLock:
     def __init__(self, run_dir: Path) -> None:
@@ -38,10 +45,7 @@ class RunLock:
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
             os.close(fd)
-            raise RunFolderBusyError(
-                f"{self.path.parent} is in use by process {holder} (it holds {self.path}); "
-                "wait for it to finish or stop it first"
-            ) from None
+            raise RunFolderBusyError(self.path.parent, holder=holder) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd = fd

@@ -10,6 +10,8 @@ mismatch, a missing file or a missing manifest is an `IntegrityError` (exit 2) n
 and leaves the destination as it was.
 """
 
+import contextlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +20,8 @@ from loguru import logger
 from rl_platform.errors import IntegrityError, UserError
 from rl_platform.storage.checkpoints import META_FILE, verify_checkpoint
 from rl_platform.storage.folder_storage import FolderStorage
-from rl_platform.storage.layout import CHECKPOINTS_DIR, MANIFEST_FILE, RUNS_DIR
+from rl_platform.storage.layout import CHECKPOINTS_DIR, MANIFEST_FILE, RUNS_DIR, SPEC_FILE
+from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_manifest import (
     FileEntry,
     HashingReader,
@@ -117,22 +120,66 @@ def destinations(runs: list[StoredRun], *, to: Path | None) -> list[Path]:
     return [root.joinpath(*path_parts(run.manifest.run)) for run in runs]
 
 
-def check_destination(dest: Path, *, force: bool) -> None:
+def check_destination(dest: Path, *, force: bool, source: FolderStorage | None = None) -> None:
+    """A new or empty folder, or with `force` one run folder to replace (`replaceable_run`);
+    never the run being pulled, a folder around it or one inside it."""
     if dest.exists() and not dest.is_dir():
         raise UserError(f"{dest} is a file; give a folder for the run")
-    if dest.is_dir() and any(dest.iterdir()) and not force:
-        raise UserError(f"{dest} exists and is not empty; pass --force to replace it")
+    if source is not None:
+        _check_apart(dest, source)
+    if dest.is_dir() and any(dest.iterdir()):
+        if not force:
+            raise UserError(f"{dest} exists and is not empty; pass --force to replace it")
+        replaceable_run(dest)
+
+
+def _check_apart(dest: Path, source: FolderStorage) -> None:
+    """Replacing `dest` deletes it whole, and a pull writes its temp folder beside `dest`: a
+    destination that is, holds or sits inside the stored run would delete or change it."""
+    if not source.is_local:
+        return
+    stored, target = Path(source.root).resolve(), dest.resolve()
+    if target == stored or stored.is_relative_to(target) or target.is_relative_to(stored):
+        raise UserError(
+            f"--to {dest}: the run being pulled is at {stored}; pull it to a folder that "
+            "neither holds it nor is inside it"
+        )
+
+
+def replaceable_run(dest: Path) -> None:
+    """`--force` replaces one run folder (its top holds spec.yaml or manifest.json) and nothing
+    else: a storage root, a folder of several runs (a seeds parent) or any other folder with
+    files in it is refused, since replacing it would delete other people's runs or files."""
+    if not any((dest / name).is_file() for name in (SPEC_FILE, MANIFEST_FILE)):
+        raise UserError(
+            f"--to {dest}: not a run folder (no {SPEC_FILE} or {MANIFEST_FILE} at its top) and "
+            "not empty; --force replaces only a run folder: give a new or empty folder"
+        )
+    for root, dirs, files in os.walk(dest):
+        if Path(root) != dest and (SPEC_FILE in files or MANIFEST_FILE in files):
+            raise UserError(
+                f"--to {dest}: holds another run ({root}); --force replaces one run folder, "
+                "never a folder of runs: give that run's own folder, or a new one"
+            )
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
 
 
 def pull_runs(
     source: str, *, storage: str | None = None, to: Path | None = None, force: bool = False
 ) -> list[PulledRun]:
-    """Find the runs (`find_runs`) and download each, verified, into its destination."""
+    """Find the runs (`find_runs`) and download each, verified, into its destination. A run
+    folder replaced with `force` is locked (`RunLock`) while it is replaced: never one that
+    trains."""
     runs = find_runs(source, storage=storage)
     dests = destinations(runs, to=to)
-    for dest in dests:  # all refusals before any download
-        check_destination(dest, force=force)
-    return [pull_run(run, dest) for run, dest in zip(runs, dests, strict=True)]
+    for run, dest in zip(runs, dests, strict=True):  # all refusals before any download
+        check_destination(dest, force=force, source=run.storage)
+    pulled = []
+    for run, dest in zip(runs, dests, strict=True):
+        replacing = dest.is_dir() and any(dest.iterdir())
+        with RunLock(dest) if replacing else contextlib.nullcontext():
+            pulled.append(pull_run(run, dest))
+    return pulled
 
 
 def pull_run(run: StoredRun, dest: Path) -> PulledRun:

@@ -66,6 +66,13 @@ def _values_under_secret_keys(value: Any, under_secret: bool = False) -> Iterabl
         yield str(value)
 
 
+def secret_values(value: Any) -> set[str]:
+    """Secret values this data knows of (under secret-looking keys, nested mappings and lists
+    included) and this process (`environment_secrets`), long enough to mask by value."""
+    found = {v for v in _values_under_secret_keys(value) if len(v) >= MIN_SECRET_CHARS}
+    return found | environment_secrets()
+
+
 def mask_text(text: str, secrets: Iterable[str]) -> str:
     """`text` with every occurrence of each secret replaced by `***` (longest first)."""
     for secret in sorted(secrets, key=len, reverse=True):

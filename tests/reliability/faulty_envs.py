@@ -4,10 +4,12 @@ Importable as `tests.reliability.faulty_envs` in Ray workers too (the repo root 
 through the editable install), so a remote env runner can build them after a restart.
 """
 
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium as gym
+import numpy as np
 
 NAN_REWARD_ENV_ID = "RlpTestNaNReward-v0"
 KWARGS_ENV_ID = "RlpTestKwargsCartPole-v0"
@@ -61,6 +63,44 @@ class FlakyCartPole(gym.Wrapper):
                 self.count_file.write_text(str(failures + 1))
                 raise RuntimeError(f"injected env failure #{failures + 1}")
         return self.env.step(action)
+
+
+class HangingCartPole(gym.Wrapper):
+    """CartPole whose `step()` never returns after `hang_after` steps (over all episodes), as a
+    user env stuck on a socket or a lock; signal handlers still run while it waits."""
+
+    def __init__(self, hang_after: int = 0, **_: Any) -> None:
+        super().__init__(gym.make("CartPole-v1"))
+        self.hang_after = hang_after
+        self.steps = 0
+
+    def step(self, action: Any) -> Any:
+        self.steps += 1
+        while self.steps > self.hang_after:
+            time.sleep(1.0)
+        return self.env.step(action)
+
+
+class ShortObservationCartPole(gym.Wrapper):
+    """CartPole that declares its 4-number observation space but returns only the first 2
+    numbers (a user env whose `observation_space` and observations disagree)."""
+
+    def __init__(self, **_: Any) -> None:
+        super().__init__(gym.make("CartPole-v1"))
+
+    def reset(self, **kwargs: Any) -> Any:
+        obs, info = self.env.reset(**kwargs)
+        return obs[:2], info
+
+    def step(self, action: Any) -> Any:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs[:2], reward, terminated, truncated, info
+
+
+def push_against_the_pole(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A scripted CartPole agent (`scripted://tests.reliability.faulty_envs:...`): push the
+    cart the way the pole leans (observation column 2)."""
+    return (obs[:, 2] > 0).astype(np.int64)
 
 
 def failure_count(count_file: Path) -> int:

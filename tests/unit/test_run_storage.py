@@ -232,12 +232,13 @@ def test_pull_refuses_a_non_empty_destination_unless_forced(tmp_path: Path) -> N
     _, bucket = _stored(tmp_path)
     dest = tmp_path / "dest"
     dest.mkdir()
+    (dest / "spec.yaml").write_text("name: older\n")  # a run folder: --force may replace it
     (dest / "mine.txt").write_text("keep")
     with pytest.raises(UserError, match="not empty; pass --force"):
         pull_runs(str(bucket / KEY), to=dest)
     assert (dest / "mine.txt").read_text() == "keep"
     pull_runs(str(bucket / KEY), to=dest, force=True)
-    assert not (dest / "mine.txt").exists() and (dest / "spec.yaml").is_file()
+    assert not (dest / "mine.txt").exists() and (dest / "manifest.json").is_file()
 
 
 def test_pull_cli_errors_are_one_line(tmp_path: Path) -> None:
