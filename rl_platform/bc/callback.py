@@ -35,9 +35,9 @@ from rl_platform.bc.labeler import find_labelers
 from rl_platform.bc.run_teacher import RunTeachers
 from rl_platform.bc.schedule import BCSettings, settings_at
 from rl_platform.bc.slicing import BC_MODE, BCMode
-from rl_platform.bc.spec import BCSpec
 from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.policies.loading import learned_parts
+from rl_platform.spec.bc import BCSpec
 
 WINDOW = 100
 CHECKPOINT_PART = "bc"

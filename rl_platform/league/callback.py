@@ -47,10 +47,10 @@ from rl_platform.league.league import MAIN_ID, League, learner_ids_for
 from rl_platform.league.restore import restore_league
 from rl_platform.league.results import Outcome
 from rl_platform.league.slots import module_id_for_scripted, module_id_for_slot
-from rl_platform.league.spec import LeagueSpec
 from rl_platform.modules.scripted_module import ScriptedRLModule
 from rl_platform.rllib_config import with_callback
 from rl_platform.spec import ExperimentSpec
+from rl_platform.spec.league import LeagueSpec
 from rl_platform.storage.layout import LEAGUE_DIR
 from rl_platform.teachers import check_scripted_names
 

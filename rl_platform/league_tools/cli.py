@@ -118,9 +118,9 @@ def _league_view(run_dir: Path) -> dict[str, Any]:
     the league, the opponent mix now and the schedule's phases."""
     from rl_platform.league.leaderboard import leaderboard
     from rl_platform.league.matchmaking import mix_with_pfsp
-    from rl_platform.league.mix_schedule import phases_of
     from rl_platform.league.pool import LeaguePool
     from rl_platform.league.results import ResultBook
+    from rl_platform.spec.mix_schedule import phases_of
 
     pool, state = LeaguePool.open(_league_root(run_dir))  # read-only: no pruning
     results = state.get("results", {})

@@ -29,11 +29,11 @@ from ray.rllib.utils.annotations import override
 from rl_platform.bc.label_replay import LabelReplay, as_bc_only_batch
 from rl_platform.bc.schedule import BCSettings, settings_at
 from rl_platform.bc.slicing import BC_MODE, TEACHER_ACTION
-from rl_platform.bc.spec import BCSpec
 from rl_platform.connectors.label_recorder import LabelRecorder
 from rl_platform.connectors.student_advantages import StudentAdvantages
 from rl_platform.learners.ppo import PlatformPPOLearner
 from rl_platform.losses.bc import bc_terms, ppo_loss_mask, total_loss
+from rl_platform.spec.bc import BCSpec
 
 LEARNER_CONFIG_KEY = "rlp_bc"
 _METRIC_NAMES = {

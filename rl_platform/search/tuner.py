@@ -32,9 +32,9 @@ from rl_platform.search.folder import (
 from rl_platform.search.results import FINISHED, TrialRow, trial_row, write_outputs
 from rl_platform.search.seal import seal, tune_state_files, unseal
 from rl_platform.search.space import to_tune_space
-from rl_platform.search.spec import SearchSpec
 from rl_platform.search.trainable import search_trainable
 from rl_platform.spec import ExperimentSpec
+from rl_platform.spec.search import SearchSpec
 
 Observer = Callable[[list[TrialRow]], None]
 # Tune pickles the run config (callbacks included) into tuner.pkl and a resumed search runs the

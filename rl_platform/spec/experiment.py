@@ -4,15 +4,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from rl_platform.bc.spec import BCSpec
 from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
-from rl_platform.league.spec import LeagueSpec
-from rl_platform.search.spec import Distribution, SearchSpec
 from rl_platform.spec.base import SpecModel
+from rl_platform.spec.bc import BCSpec
 from rl_platform.spec.evaluation import EvaluationSpec
+from rl_platform.spec.league import LeagueSpec
 from rl_platform.spec.model import MLPModelSpec, ModelSpec, TransformerLSTMModelSpec
 from rl_platform.spec.runner_choice import RunnerChoice, choose_runner
+from rl_platform.spec.search import Distribution, SearchSpec
 from rl_platform.spec.search_paths import canonical_param_path
 from rl_platform.spec.sections import (
     CheckpointSpec,

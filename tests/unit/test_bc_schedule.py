@@ -6,7 +6,7 @@ from pydantic import ValidationError
 
 from rl_platform.bc.schedule import linear_value, phase_at, settings_at
 from rl_platform.bc.slicing import BCMode, mode_for_env, slice_bounds
-from rl_platform.bc.spec import BCSpec
+from rl_platform.spec.bc import BCSpec
 
 TEACHER = "scripted://cartpole/balance"
 
