@@ -18,9 +18,9 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 from rl_platform.bc.callback import BCCallback
 from rl_platform.bc.init_from import InitFromCallback
 from rl_platform.bc.offline import offline_bc_config
-from rl_platform.bc.schedule import settings_at
-from rl_platform.connectors.teacher_actions import TeacherLedActions
-from rl_platform.connectors.teacher_labels import TeacherLabels
+from rl_platform.bc.teacher_actions import TeacherLedActions
+from rl_platform.bc.teacher_labels import TeacherLabels
+from rl_platform.bc_rules.schedule import settings_at
 from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
 from rl_platform.learners.bc_ppo import LEARNER_CONFIG_KEY

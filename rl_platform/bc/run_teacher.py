@@ -19,7 +19,7 @@ from pathlib import Path
 
 from loguru import logger
 
-from rl_platform.bc.schedule import BCSettings
+from rl_platform.bc_rules.schedule import BCSettings
 from rl_platform.errors import UserError
 from rl_platform.spec.bc import THIS_RUN, uses_this_run
 from rl_platform.spec.policy_uri import BEST_NAME, parse_policy_uri

@@ -14,7 +14,7 @@ A phase without a teacher is plain PPO (e.g. a first stretch before the teacher 
 `checkpoint://{run}/best` names a checkpoint of the run itself, taken when its phase starts
 (`rl_platform.bc.run_teacher`).
 `replay: {capacity, updates_per_minibatch}` adds BC-only gradient steps on the labels gathered
-so far (`rl_platform.bc.label_replay`).
+so far (`rl_platform.bc_rules.label_replay`).
 """
 
 from typing import Annotated, Literal
