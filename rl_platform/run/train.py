@@ -18,7 +18,6 @@ from rl_platform.run.algorithm_build import build_algorithm
 from rl_platform.run.health import HealthStatus, HealthVerdict
 from rl_platform.run.loop import Checkpoint, LoopOutcome, LoopStart, TrainingLoop, resume_from
 from rl_platform.run.progress import ProgressLine
-from rl_platform.run.ray_session import ensure_ray, ray_logs_to
 from rl_platform.run.resume import checkpoint_to_resume, record_resumed_spec, resume_target
 from rl_platform.run.signals import StopRequest
 from rl_platform.run.sinks import MetricSinks
@@ -37,6 +36,7 @@ from rl_platform.storage.run_dir import add_file_log, new_run_dir, write_spec
 from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
 from rl_platform.utils.atomic import write_json_atomic
+from rl_platform.utils.ray_session import ensure_ray, ray_logs_to
 
 
 @dataclass
