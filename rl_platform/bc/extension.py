@@ -21,10 +21,10 @@ from rl_platform.bc.offline import offline_bc_config
 from rl_platform.bc.teacher_actions import TeacherLedActions
 from rl_platform.bc.teacher_labels import TeacherLabels
 from rl_platform.bc_rules.schedule import settings_at
+from rl_platform.config_callbacks import with_callback
 from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
 from rl_platform.learners.bc_ppo import LEARNER_CONFIG_KEY
-from rl_platform.rllib_config import with_callback
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.bc import THIS_RUN, uses_this_run
 
