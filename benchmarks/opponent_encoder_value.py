@@ -145,6 +145,20 @@ def kickstart(env_steps: int) -> dict[str, Any]:
     return {"phases": [phase, {}]}
 
 
+def _league_block(styles: Sequence[str], *, mix_pfsp: float) -> dict[str, Any]:
+    """The scripted styles as the league's opponents, in equal shares (PFSP: `mix_pfsp`)."""
+    return {
+        "opponent_mix": dict.fromkeys(styles, 1.0),
+        "scripted": list(styles),
+        "mix_pfsp": mix_pfsp,
+        # PFSP reads these windows; 100 games per style span ~600k env steps here, too slow to
+        # follow a policy that moves within 2M. Without PFSP (and with no snapshots) they only
+        # feed the `league/win_rate/` metrics.
+        "win_rate_window": 50,
+        "slots": 1,
+    }
+
+
 def spec_for(
     model: str,
     *,
@@ -172,6 +186,7 @@ def spec_for(
         if history_of == "frame":
             model_spec["obs_split"] = {"self": [0, 64], "opponent": [0, 64]}
     bc = {"bc": kickstart(kickstart_env_steps)} if kickstart_env_steps else {}
+    league = _league_block(styles, mix_pfsp=mix_pfsp)
     return validate_spec_data(
         {
             "name": f"encoder_value_{model}",
@@ -190,16 +205,7 @@ def spec_for(
                 "grad_clip": 1.0,
             },
             "model": model_spec,
-            "league": {
-                "opponent_mix": dict.fromkeys(styles, 1.0),
-                "scripted": list(styles),
-                "mix_pfsp": mix_pfsp,
-                # PFSP reads these windows; 100 games per style span ~600k env steps here,
-                # too slow to follow a policy that moves within 2M. Without PFSP (and with
-                # no snapshots) they only feed the `league/win_rate/` metrics.
-                "win_rate_window": 50,
-                "slots": 1,
-            },
+            "league": league,
             "resources": {"torch_threads": TORCH_THREADS},
             "stop": {"env_steps": env_steps},
             "checkpoint": {"every_iterations": None, "keep_last": 1},
@@ -312,7 +318,7 @@ def memory_edges(rows_by_seed: list[dict[str, dict]], mode: str) -> list[float]:
     ]
 
 
-def main() -> None:
+def _parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_seed_options(parser, quick_help=", 20k env steps, 20 games")
     parser.add_argument("--env-steps", type=int, default=6_000_000)
@@ -356,7 +362,24 @@ def main() -> None:
         help="train and evaluate every (seed, model) as a Ray task of its own, as many at once "
         "as the Ray in RAY_ADDRESS (a cluster) or this machine has CPUs for",
     )  # fmt: skip
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def _print_edges(rows_by_seed: list[dict[str, dict]]) -> None:
+    """Each edge the benchmark measures, greedy and sampled, over the seeds."""
+    print()
+    for mode in ("greedy", "sampled"):
+        over_baselines, over_cut, over_all_cut = edges(rows_by_seed, mode)
+        print(
+            ratio_line(f"{mode}: (c) - best of (a), (b)", over_baselines, goal=0.10, at_most=False)
+        )
+        print(ratio_line(f"{mode}: (c) - (c0) history cut", over_cut))
+        print(ratio_line(f"{mode}: (c) - (c00) all memory cut", over_all_cut))
+        print(ratio_line(f"{mode}: (b) - (b0) memory cut", memory_edges(rows_by_seed, mode)))
+
+
+def main() -> None:
+    args = _parse_args()
     args.out = args.out.resolve()  # the same folder for the Ray workers of `--parallel`
     args.out.mkdir(parents=True, exist_ok=True)
     env_steps, games = (20_000, 20) if args.quick else (args.env_steps, args.games)
@@ -367,15 +390,7 @@ def main() -> None:
         for seed in seeds_to_run(args):
             rows_by_seed.append(run_seed(seed, args, env_steps=env_steps, games=games))
             write_json_atomic(args.out / "results.json", rows_by_seed)
-    print()
-    for mode in ("greedy", "sampled"):
-        over_baselines, over_cut, over_all_cut = edges(rows_by_seed, mode)
-        print(
-            ratio_line(f"{mode}: (c) - best of (a), (b)", over_baselines, goal=0.10, at_most=False)
-        )
-        print(ratio_line(f"{mode}: (c) - (c0) history cut", over_cut))
-        print(ratio_line(f"{mode}: (c) - (c00) all memory cut", over_all_cut))
-        print(ratio_line(f"{mode}: (b) - (b0) memory cut", memory_edges(rows_by_seed, mode)))
+    _print_edges(rows_by_seed)
 
 
 if __name__ == "__main__":

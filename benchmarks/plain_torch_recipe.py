@@ -49,12 +49,12 @@ from plain_torch_ppo import compute_gae, standardize
 from torch import nn
 
 from rl_platform import load_spec
-from rl_platform.connectors.history_window import HISTORY_KEY, MASK_KEY, SELF_KEY
 from rl_platform.envs.duel import NUM_ACTIONS, OBS_SIZE
 from rl_platform.envs.duel.vector_game import DuelVectorGame
 from rl_platform.envs.vector_game import VectorStep
 from rl_platform.modules.nets import count_parameters
 from rl_platform.modules.transformer_lstm_net import State, transformer_lstm_net_for
+from rl_platform.observation_keys import HISTORY_KEY, MASK_KEY, SELF_KEY
 from rl_platform.spec.model import TransformerLSTMModelSpec
 from rl_platform.spec.training import PPOTraining
 from rl_platform.teachers import DUEL_ENV, scripted_act

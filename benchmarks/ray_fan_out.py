@@ -6,7 +6,7 @@
         ...  # `outcome` is the job's return value, or the error that ended it
 
 Joins the cluster in RAY_ADDRESS (inside `ray job submit`, or set by hand), else starts a local
-Ray with every core of this machine (`rl_platform.run.ray_session.ensure_ray`). Each job runs
+Ray with every core of this machine (`rl_platform.utils.ray_session.ensure_ray`). Each job runs
 in a Ray worker of its own with `num_cpus` reserved, so a 64-core cluster trains 32 runs of 2
 threads side by side where one machine trains them one after another. `work` is pickled by
 value, with its own module and every module of this folder (no package a worker could import),
@@ -23,7 +23,7 @@ from typing import Any
 import ray
 import ray.cloudpickle
 
-from rl_platform.run.ray_session import ensure_ray
+from rl_platform.utils.ray_session import ensure_ray
 
 
 def fan_out(

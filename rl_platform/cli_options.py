@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from rl_platform.seeds.bounds import SEED_LIMIT
+from rl_platform.utils.seed_bounds import SEED_LIMIT
 
 SetOpt = Annotated[
     list[str] | None,

@@ -209,10 +209,3 @@ def build_algorithm_config(
     for extend in extensions:
         config = extend(config, spec)
     return config
-
-
-def with_callback(config: AlgorithmConfig, callback: type) -> AlgorithmConfig:
-    """`config` with `callback` added after the callbacks it already has."""
-    existing = config.callbacks_class
-    existing = existing if isinstance(existing, list) else [existing]
-    return config.callbacks([*existing, callback])

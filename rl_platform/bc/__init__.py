@@ -1,6 +1,8 @@
-"""Behaviour cloning: BC + PPO with env slices led by a teacher, curriculum phases, offline BC.
+"""Behaviour cloning wired into RLlib: BC + PPO with env slices led by a teacher, curriculum
+phases, offline BC, and `rlp record` (docs/bc.md).
 
-See docs/bc.md. Importing this package does not import Ray: the spec (`spec.py`), schedule
-(`schedule.py`) and slicing (`slicing.py`) are pure; the connectors, callbacks and learners
-load Ray when imported themselves.
+The RLlib side of BC: the config extension, the env-runner connectors (`teacher_labels.py`,
+`teacher_actions.py`), the callbacks, teachers and `rlp record`. Its pure rules (slices,
+schedule, label replay) are `rl_platform.bc_rules`; its section of the spec is
+`rl_platform.spec.bc`; its learner is `rl_platform.learners.bc_ppo`.
 """

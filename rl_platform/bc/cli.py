@@ -37,7 +37,7 @@ def record_command(
 ) -> None:
     """Record a teacher's episodes as parquet in RLlib's offline format (for `algo: BC`)."""
     from rl_platform.bc.record import record
-    from rl_platform.run.ray_session import ensure_ray
+    from rl_platform.utils.ray_session import ensure_ray
 
     ensure_ray()
     summary = record(teacher, env_id=env, episodes=episodes, out=out, seed=seed, parallel=parallel)

@@ -18,15 +18,15 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 from rl_platform.bc.callback import BCCallback
 from rl_platform.bc.init_from import InitFromCallback
 from rl_platform.bc.offline import offline_bc_config
-from rl_platform.bc.schedule import settings_at
-from rl_platform.bc.spec import THIS_RUN, uses_this_run
-from rl_platform.connectors.teacher_actions import TeacherLedActions
-from rl_platform.connectors.teacher_labels import TeacherLabels
+from rl_platform.bc.teacher_actions import TeacherLedActions
+from rl_platform.bc.teacher_labels import TeacherLabels
+from rl_platform.bc_rules.schedule import settings_at
+from rl_platform.config_callbacks import with_callback
 from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
 from rl_platform.learners.bc_ppo import LEARNER_CONFIG_KEY
-from rl_platform.rllib_config import with_callback
 from rl_platform.spec import ExperimentSpec
+from rl_platform.spec.bc import THIS_RUN, uses_this_run
 
 
 def _as_list(pieces: Any) -> list[Any]:
@@ -62,7 +62,7 @@ class ModuleToEnvWithTeacher:
 def check_teachers(spec: ExperimentSpec, *, run_dir: Path | None) -> None:
     """Fail fast on teachers that cannot play this env (scripted), do not exist (paths) or
     cannot exist yet (this run's checkpoints)."""
-    from rl_platform.policies.uri import PolicyKind, parse_policy_uri
+    from rl_platform.spec.policy_uri import PolicyKind, parse_policy_uri
     from rl_platform.teachers import get_scripted
 
     assert spec.bc is not None

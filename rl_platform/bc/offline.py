@@ -20,9 +20,9 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EVALUATION_RESULTS
 
 from rl_platform.bc.record import DATA_DIR
+from rl_platform.config_callbacks import with_callback
 from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
-from rl_platform.rllib_config import with_callback
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.training import BCTraining
 

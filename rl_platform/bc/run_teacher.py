@@ -19,12 +19,12 @@ from pathlib import Path
 
 from loguru import logger
 
-from rl_platform.bc.schedule import BCSettings
-from rl_platform.bc.spec import THIS_RUN, uses_this_run
+from rl_platform.bc_rules.schedule import BCSettings
 from rl_platform.errors import UserError
-from rl_platform.policies.uri import parse_policy_uri
+from rl_platform.spec.bc import THIS_RUN, uses_this_run
+from rl_platform.spec.policy_uri import BEST_NAME, parse_policy_uri
 from rl_platform.storage.checkpoints import CheckpointStore
-from rl_platform.storage.layout import BEST_NAME, CHECKPOINTS_DIR, LATEST_FILE
+from rl_platform.storage.layout import CHECKPOINTS_DIR, LATEST_FILE
 
 Take = tuple[int, int]
 """(phase index, how many times the phase has re-taken its teacher before)."""

@@ -17,7 +17,7 @@ from loguru import logger
 from rl_platform.errors import UserError
 from rl_platform.policies import EnvContext, Policy, load_policy
 from rl_platform.policies.loading import learned_policy
-from rl_platform.policies.uri import parse_policy_uri
+from rl_platform.spec.policy_uri import parse_policy_uri
 
 
 class Teacher:

@@ -18,12 +18,7 @@ from typing import Any
 
 import numpy as np
 
-# Keys of the connector's output observation (and of the module's input dict).
-SELF_KEY = "obs"
-HISTORY_KEY = "opponent_history"
-MASK_KEY = "history_mask"
-ACTION_MASK_KEY = "action_mask"
-MASKED_OBS_KEY = "observations"
+from rl_platform.observation_keys import MASKED_OBS_KEY
 
 
 def start_window(frame: np.ndarray, history: int) -> tuple[np.ndarray, np.ndarray]:

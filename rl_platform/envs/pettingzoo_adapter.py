@@ -26,10 +26,10 @@ from pettingzoo.utils.env import ParallelEnv
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
-from rl_platform.connectors.history_window import ACTION_MASK_KEY, MASKED_OBS_KEY
 from rl_platform.envs.catalog import PLATFORM_ENVS
 from rl_platform.envs.user_envs import seed_for_copy
 from rl_platform.errors import UserError
+from rl_platform.observation_keys import ACTION_MASK_KEY, MASKED_OBS_KEY
 
 _PETTINGZOO_MASK_KEYS = frozenset({"observation", "action_mask"})
 _CONNECT_FOUR_KEYS = frozenset(PLATFORM_ENVS["pettingzoo/connect_four_v3"].kwargs or ())

@@ -3,7 +3,8 @@ and `vector_game_env.py`, the envs files that import Ray; `catalog.py`, `sources
 `user_envs.py` and the game cores do not)."""
 
 import importlib
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import gymnasium as gym
 from ray.tune.registry import register_env
@@ -14,7 +15,24 @@ from rl_platform.envs.sources import resolve_env_source
 from rl_platform.envs.user_env_checks import CheckedEnv
 from rl_platform.envs.user_envs import build_product, product_kind, seed_for_copy
 from rl_platform.envs.vector_game_env import VectorGameEnv
-from rl_platform.spec.sections import EnvSpec
+
+
+class EnvSpecLike(Protocol):
+    """What this module reads of a spec's `env:` block (`rl_platform.spec.sections.EnvSpec`).
+
+    A protocol rather than the schema class: the schema validates env ids against `envs/`, so
+    `envs/` sits below `spec/` and must not import it.
+    """
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def wrappers(self) -> Sequence[str]: ...
+
+    @property
+    def kwargs(self) -> Mapping[str, Any]: ...
+
 
 ATARI_DIM = 64
 ATARI_FRAMESTACK = 4
@@ -73,7 +91,7 @@ def apply_wrappers(env: Any, wrappers: list[str]) -> Any:
     return env
 
 
-def _agent_spaces(env: EnvSpec, kind: str) -> list[gym.Space]:
+def _agent_spaces(env: EnvSpecLike, kind: str) -> list[gym.Space]:
     """`kind` ("observation" or "action") space of each agent (one entry for a single-agent
     env), read from one throwaway instance with the spec's wrappers: the spaces are only known
     once an env is built."""
@@ -87,19 +105,19 @@ def _agent_spaces(env: EnvSpec, kind: str) -> list[gym.Space]:
         instance.close()
 
 
-def agent_observation_spaces(env: EnvSpec) -> list[gym.Space]:
+def agent_observation_spaces(env: EnvSpecLike) -> list[gym.Space]:
     """Per-agent observation spaces: the spec adapter picks a model for RLlib's
     action-masking Dicts from them."""
     return _agent_spaces(env, "observation")
 
 
-def trained_action_space(env: EnvSpec) -> gym.Space:
+def trained_action_space(env: EnvSpecLike) -> gym.Space:
     """The action space of the trained module's seat (the first agent; in the two-player
     games every seat has the same space)."""
     return _agent_spaces(env, "action")[0]
 
 
-def registered_env_name(env: EnvSpec) -> str:
+def registered_env_name(env: EnvSpecLike) -> str:
     """Register a creator for this env spec with Ray and return its name."""
     name = f"rlp::{env.id}::{'+'.join(env.wrappers) or 'raw'}"
     env_id, wrappers = env.id, list(env.wrappers)

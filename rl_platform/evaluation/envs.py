@@ -15,7 +15,7 @@ import numpy as np
 from rl_platform.envs.env_info import check_env, is_multi_agent
 from rl_platform.envs.sources import EnvIdError
 from rl_platform.errors import UserError
-from rl_platform.policies.uri import PolicyKind, PolicyURI
+from rl_platform.spec.policy_uri import PolicyKind, PolicyURI
 from rl_platform.teachers import ENV_IDS
 
 SINGLE_AGENT_ID = "agent"

@@ -4,7 +4,7 @@ Runs are grouped by the `name` in their spec.yaml (seeds of one spec share a nam
 folder of `rlp train --seeds` plots as one group. A group of several runs is drawn as the mean
 over runs on a common env-step grid (each run linearly interpolated, only where all runs have
 data) with a band, min-max (default), mean +- std or the 95% bootstrap interval of the mean
-(`rl_platform.seeds.stats`) at each grid point, and each run as a faint line.
+(`rl_platform.utils.stats`) at each grid point, and each run as a faint line.
 `--league` draws `league/rating/<id>` (the learners' conservative ratings) over env steps.
 """
 
@@ -18,8 +18,8 @@ from typing import Literal
 import numpy as np
 
 from rl_platform.errors import UserError
-from rl_platform.seeds.stats import bootstrap_interval
 from rl_platform.storage.layout import METRICS_FILE, SPEC_FILE
+from rl_platform.utils.stats import bootstrap_interval
 
 X_KEY = "env_steps"
 RATING_PREFIX = "league/rating/"

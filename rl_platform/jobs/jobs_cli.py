@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -21,7 +21,13 @@ from rl_platform.cli_options import ProfileOpt, SetOpt
 from rl_platform.jobs.client import ADDRESS_ENV_VAR, DEFAULT_ADDRESS, auth_hint, make_client
 from rl_platform.jobs.errors import ClusterAuthError, ClusterUnreachableError, JobNotFoundError
 from rl_platform.jobs.follow import follow_job
-from rl_platform.jobs.runtime_env import RAY_STOP_WAIT_ENV_VAR, STOP_GRACE_ENV_VAR
+from rl_platform.jobs.runtime_env import RAY_STOP_WAIT_ENV_VAR
+from rl_platform.utils.stop_grace import STOP_GRACE_ENV_VAR
+
+if TYPE_CHECKING:
+    from ray.job_submission import JobSubmissionClient
+
+    from rl_platform.jobs.submit import Submission
 
 jobs_app = typer.Typer(
     name="jobs", help="List, inspect, follow and stop Ray jobs.", no_args_is_help=True
@@ -119,27 +125,35 @@ def submit_command(
             seeds=seeds,
             name=name,
         )
+    _show_submission(submission)
+    if not no_wait:
+        _follow_until_done(client, address, submission.job_id)
+
+
+def _show_submission(submission: "Submission") -> None:
+    """The job id on stdout (for scripts), what runs and with which env on stderr."""
     typer.echo(submission.job_id)
     console.print(f"[bold]submitted[/] {submission.job_id}", highlight=False)
     console.print(f"  entrypoint: {submission.entrypoint}", markup=False, highlight=False)
     console.print(
         f"  env: {submission.shown_runtime_env()['env_vars']}", markup=False, highlight=False
     )
-    if no_wait:
-        return
+
+
+def _follow_until_done(client: "JobSubmissionClient", address: str, job_id: str) -> None:
+    """Stream the job's logs to its end and exit with its status; Ctrl+C only detaches."""
     console.print("streaming logs; Ctrl+C detaches, the job keeps running", style="dim")
     try:
-        with _cluster_errors(address, submission.job_id):
-            status = follow_job(client, submission.job_id, on_text=_write_raw)
+        with _cluster_errors(address, job_id):
+            status = follow_job(client, job_id, on_text=_write_raw)
     except KeyboardInterrupt:
         console.print(
-            f"\ndetached; job {submission.job_id} keeps running. Follow it with "
-            f"`rlp jobs logs {submission.job_id} --follow`, stop it with "
-            f"`rlp jobs stop {submission.job_id}`.",
+            f"\ndetached; job {job_id} keeps running. Follow it with "
+            f"`rlp jobs logs {job_id} --follow`, stop it with `rlp jobs stop {job_id}`.",
             markup=False,
         )
         return
-    console.print(f"job {submission.job_id} {status.value}", markup=False)
+    console.print(f"job {job_id} {status.value}", markup=False)
     _exit_for(status.value)
 
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rl_platform.jobs.errors import SubmitError
 from rl_platform.utils.secrets import is_secret_key
+from rl_platform.utils.stop_grace import STOP_GRACE_ENV_VAR, stop_grace_s
 
 EXCLUDES: tuple[str, ...] = (
     ".git",
@@ -31,26 +31,11 @@ EXCLUDES: tuple[str, ...] = (
 # the runtime env in plain text and shows it to anyone who can list jobs.
 FORWARDED_ENV_PREFIXES: tuple[str, ...] = ("RLP_", "WANDB_")
 
-STOP_GRACE_ENV_VAR = "RLP_STOP_GRACE_S"
-DEFAULT_STOP_GRACE_S = 60.0
 # Ray's job supervisor sends SIGTERM on `stop`, waits RAY_JOB_STOP_WAIT_TIME_S (default 3 s,
 # an int), then SIGKILLs the whole process group. The training gets RLP_STOP_GRACE_S to write a
 # final checkpoint; the margin covers Ray worker shutdown after that.
 RAY_STOP_WAIT_ENV_VAR = "RAY_JOB_STOP_WAIT_TIME_S"
 STOP_KILL_MARGIN_S = 15
-
-
-def stop_grace_s(environ: Mapping[str, str]) -> float:
-    raw = environ.get(STOP_GRACE_ENV_VAR)
-    if raw is None or raw == "":
-        return DEFAULT_STOP_GRACE_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise SubmitError(f"{STOP_GRACE_ENV_VAR}={raw!r} must be a number of seconds >= 0")
-    return value
 
 
 def job_env_vars(environ: Mapping[str, str] | None = None) -> dict[str, str]:

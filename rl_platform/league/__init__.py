@@ -4,7 +4,7 @@ Plain Python (numpy, torch, pyarrow, openskill); nothing here imports Ray, so le
 unit-testable on their own. The RLlib adapter lives in `rl_platform.league.callback`.
 
 Exports resolve lazily (PEP 562) so that importing the spec schema, which needs only
-`rl_platform.league.spec`, does not pull in torch and keeps `rlp validate` fast.
+`rl_platform.spec.league`, does not pull in torch and keeps `rlp validate` fast.
 """
 
 import importlib
@@ -16,7 +16,7 @@ _EXPORTS = {
     "League": "rl_platform.league.league",
     "LeagueMismatchError": "rl_platform.league.state",
     "LeaguePool": "rl_platform.league.pool",
-    "LeagueSpec": "rl_platform.league.spec",
+    "LeagueSpec": "rl_platform.spec.league",
     "LeagueState": "rl_platform.league.state",
     "FolderStorage": "rl_platform.storage.folder_storage",
     "MAIN_ID": "rl_platform.league.league",
@@ -30,8 +30,8 @@ _EXPORTS = {
     "PfspWeighting": "rl_platform.league.matchmaking",
     "Rating": "rl_platform.league.ratings",
     "ResultBook": "rl_platform.league.results",
-    "RolesSpec": "rl_platform.league.spec",
-    "SELF_PLAY": "rl_platform.league.matchmaking",
+    "RolesSpec": "rl_platform.spec.league",
+    "SELF_PLAY": "rl_platform.spec.league",
     "SlotAssignment": "rl_platform.league.slots",
     "SlotPlan": "rl_platform.league.slots",
     "UNPLAYED_WIN_PROB": "rl_platform.league.matchmaking",

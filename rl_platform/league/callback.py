@@ -40,6 +40,7 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
+from rl_platform.config_callbacks import with_callback
 from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
 from rl_platform.league import routing
@@ -47,10 +48,9 @@ from rl_platform.league.league import MAIN_ID, League, learner_ids_for
 from rl_platform.league.restore import restore_league
 from rl_platform.league.results import Outcome
 from rl_platform.league.slots import module_id_for_scripted, module_id_for_slot
-from rl_platform.league.spec import LeagueSpec
 from rl_platform.modules.scripted_module import ScriptedRLModule
-from rl_platform.rllib_config import with_callback
 from rl_platform.spec import ExperimentSpec
+from rl_platform.spec.league import LeagueSpec
 from rl_platform.storage.layout import LEAGUE_DIR
 from rl_platform.teachers import check_scripted_names
 

@@ -25,16 +25,16 @@ from loguru import logger
 
 from rl_platform.errors import IntegrityError, UserError
 from rl_platform.league.leaderboard import LeaderboardRow, leaderboard
-from rl_platform.league.matchmaking import SELF_PLAY, Matchmaker
+from rl_platform.league.matchmaking import Matchmaker
 from rl_platform.league.members import Member, MemberKind
 from rl_platform.league.pool import MANIFEST, LeaguePool, WeightsLike
 from rl_platform.league.ratings import Rating, rate_game, with_game
 from rl_platform.league.results import Outcome, ResultBook, as_outcome
 from rl_platform.league.slots import OpponentChoice, SlotPlan, plan_slots, sample_opponent
 from rl_platform.league.snapshots import should_snapshot
-from rl_platform.league.spec import LeagueSpec
 from rl_platform.league.state import LeagueState, check_same_members, check_saved_state
 from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.spec.league import SELF_PLAY, LeagueSpec
 from rl_platform.storage.folder_storage import FolderStorage
 
 MAIN_ID = MAIN_MODULE_ID

@@ -28,8 +28,8 @@ import numpy as np
 
 from rl_platform.errors import UserError
 from rl_platform.league.members import Member, MemberKind
+from rl_platform.spec.league import SELF_PLAY
 
-SELF_PLAY = "self_play"
 UNPLAYED_WIN_PROB = 0.5
 
 WinProb = Callable[[str], float | None]  # opponent id -> P[learner beats it], None if unplayed

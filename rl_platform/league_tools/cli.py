@@ -27,10 +27,10 @@ from rich.table import Table
 from rl_platform.cli_errors import user_errors
 from rl_platform.errors import UserError
 from rl_platform.module_ids import MAIN_MODULE_ID
-from rl_platform.seeds.bounds import SEED_LIMIT
 from rl_platform.storage.layout import CHECKPOINTS_DIR, LEAGUE_DIR, SPEC_FILE
 from rl_platform.storage.run_lock import LOCK_FILE, RunFolderBusyError, RunLock
 from rl_platform.utils.ray_logs import ray_notices_logged
+from rl_platform.utils.seed_bounds import SEED_LIMIT
 
 league_app = typer.Typer(
     name="league", help="Show, extend and evaluate a run's self-play league.", no_args_is_help=True
@@ -137,10 +137,10 @@ def _league_view(run_dir: Path) -> dict[str, Any]:
     the league, the opponent mix now and the schedule's phases."""
     from rl_platform.league.leaderboard import leaderboard
     from rl_platform.league.matchmaking import mix_with_pfsp
-    from rl_platform.league.mix_schedule import phases_of
     from rl_platform.league.pool import MANIFEST, LeaguePool
     from rl_platform.league.results import ResultBook
     from rl_platform.league.state import check_saved_state
+    from rl_platform.spec.mix_schedule import phases_of
 
     pool, state = LeaguePool.open(_league_root(run_dir))  # read-only: no pruning
     check_saved_state(state, where=f"{pool.storage.uri}/{MANIFEST}")

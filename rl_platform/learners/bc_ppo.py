@@ -1,7 +1,7 @@
 """BC + PPO learner: RLlib's PPO loss on the student's steps + coef x cross-entropy to a teacher.
 
 The batch carries `bc_mode` and `teacher_action` per step (written on the env runners by
-`rl_platform.connectors.teacher_actions`). The PPO term is `PlatformPPOLearner`'s, unchanged,
+`rl_platform.bc.teacher_actions`). The PPO term is `PlatformPPOLearner`'s, unchanged,
 computed on a batch whose loss mask also drops teacher-led steps (`ppo_loss_mask`); the BC
 term and its diagnostics come from `rl_platform.losses.bc.bc_terms`. Advantages are
 re-standardized over the student's steps by the `StudentAdvantages` learner piece appended
@@ -26,14 +26,14 @@ import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.annotations import override
 
-from rl_platform.bc.label_replay import LabelReplay, as_bc_only_batch
-from rl_platform.bc.schedule import BCSettings, settings_at
-from rl_platform.bc.slicing import BC_MODE, TEACHER_ACTION
-from rl_platform.bc.spec import BCSpec
+from rl_platform.bc_rules.label_replay import LabelReplay, as_bc_only_batch
+from rl_platform.bc_rules.schedule import BCSettings, settings_at
+from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION
 from rl_platform.connectors.label_recorder import LabelRecorder
 from rl_platform.connectors.student_advantages import StudentAdvantages
 from rl_platform.learners.ppo import PlatformPPOLearner
 from rl_platform.losses.bc import bc_terms, ppo_loss_mask, total_loss
+from rl_platform.spec.bc import BCSpec
 
 LEARNER_CONFIG_KEY = "rlp_bc"
 _METRIC_NAMES = {

@@ -6,13 +6,13 @@ both ask the question: the module importing the package that imports it was a cy
 
 from typing import Any
 
+from rl_platform.observation_keys import ACTION_MASK_KEY, MASKED_OBS_KEY
+
 
 def is_action_mask_space(space: Any) -> bool:
     """RLlib's action-masking Dict `{"observations": Box, "action_mask": Box}`
     (ray/rllib/examples/rl_modules/classes/action_masking_rlm.py)."""
     import gymnasium as gym
-
-    from rl_platform.connectors.history_window import ACTION_MASK_KEY, MASKED_OBS_KEY
 
     return (
         isinstance(space, gym.spaces.Dict)

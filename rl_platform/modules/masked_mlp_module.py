@@ -38,12 +38,12 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.utils.annotations import override
 from torch import nn
 
-from rl_platform.connectors.history_window import ACTION_MASK_KEY, MASKED_OBS_KEY
 from rl_platform.errors import SpecError
 from rl_platform.modules.action_mask_space import is_action_mask_space
 from rl_platform.modules.masked_mlp_net import MaskedMLPNet
 from rl_platform.modules.nets import action_dist_input_dim
 from rl_platform.modules.recurrent_module import RLLIB_MODEL_KEYS, action_dist_cls_for
+from rl_platform.observation_keys import ACTION_MASK_KEY, MASKED_OBS_KEY
 from rl_platform.spec.model import MLPModelSpec
 
 

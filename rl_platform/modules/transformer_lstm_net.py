@@ -30,7 +30,6 @@ import torch
 from loguru import logger
 from torch import nn
 
-from rl_platform.connectors.history_window import HISTORY_KEY, MASK_KEY, SELF_KEY
 from rl_platform.modules.nets import (
     MLP,
     ActionHead,
@@ -41,6 +40,7 @@ from rl_platform.modules.nets import (
 )
 from rl_platform.modules.streaming_encoder import SlidingWindow, StreamingEncoder, cached_attention
 from rl_platform.modules.transformer import ConditionedExtractor, StrategyEncoder, key_padding
+from rl_platform.observation_keys import HISTORY_KEY, MASK_KEY, SELF_KEY
 from rl_platform.spec.model import TransformerLSTMModelSpec
 
 State = dict[str, torch.Tensor]

@@ -19,8 +19,8 @@ from loguru import logger
 from rl_platform.errors import UserError
 from rl_platform.module_ids import TRAINED_MODULE_IDS
 from rl_platform.policies.base import FunctionPolicy, Policy, RandomPolicy
-from rl_platform.policies.uri import PolicyKind, PolicyURI, parse_policy_uri
-from rl_platform.storage.layout import BEST_NAME, CHECKPOINTS_DIR, LATEST_FILE, LEAGUE_DIR
+from rl_platform.spec.policy_uri import BEST_NAME, PolicyKind, PolicyURI, parse_policy_uri
+from rl_platform.storage.layout import CHECKPOINTS_DIR, LATEST_FILE, LEAGUE_DIR
 
 SCRIPTED_MODULE_PREFIX = "scripted_"
 

@@ -31,7 +31,7 @@ from types import FrameType
 
 from loguru import logger
 
-from rl_platform.jobs.runtime_env import DEFAULT_STOP_GRACE_S, STOP_GRACE_ENV_VAR
+from rl_platform.utils.stop_grace import DEFAULT_STOP_GRACE_S, STOP_GRACE_ENV_VAR
 
 DUPLICATE_WINDOW_S = 1.0
 FORCE_EXIT_MARGIN_S = 30.0

@@ -15,13 +15,11 @@ from loguru import logger
 from rl_platform.devices import require_acting_device
 from rl_platform.envs.user_envs import preflight_env
 from rl_platform.errors import TrainingHealthError, UserError
-from rl_platform.jobs.runtime_env import stop_grace_s
 from rl_platform.rllib_config import ConfigExtension
 from rl_platform.run.algorithm_build import build_algorithm
 from rl_platform.run.health import HealthStatus, HealthVerdict
 from rl_platform.run.loop import Checkpoint, LoopOutcome, LoopStart, TrainingLoop, resume_from
 from rl_platform.run.progress import ProgressLine
-from rl_platform.run.ray_session import ensure_ray, ray_logs_to
 from rl_platform.run.resume import (
     check_same_kind_of_run,
     checkpoint_to_resume,
@@ -53,6 +51,8 @@ from rl_platform.storage.run_dir import add_file_log, new_run_dir, write_spec
 from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
 from rl_platform.utils.atomic import write_json_atomic
+from rl_platform.utils.ray_session import ensure_ray, ray_logs_to
+from rl_platform.utils.stop_grace import stop_grace_s
 
 
 @dataclass

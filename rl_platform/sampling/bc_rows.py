@@ -7,7 +7,7 @@ BC settings the driver pushes (`rl_platform.bc.callback.apply_to_env_runner`) an
 teacher, and does the same work for all of the cloned module's rows at once:
 
 * the mode of a row comes from its game index, as the stock path's env index
-  (`rl_platform.bc.slicing.slice_bounds`);
+  (`rl_platform.bc_rules.slicing.slice_bounds`);
 * every row gets `teacher_action` and `bc_mode`; teacher-led rows act with the teacher and
   their `action_logp` is the student's log-probability of that action (like
   `TeacherLedActions`), so the learner reads the same columns as on the stock path.
@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from rl_platform.bc.labeler import TeacherLabeler, find_labelers
-from rl_platform.bc.slicing import BC_MODE, TEACHER_ACTION, BCMode, slice_bounds
+from rl_platform.bc_rules.labeler import TeacherLabeler, find_labelers
+from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION, BCMode, slice_bounds
 from rl_platform.sampling.game_stats import WINDOW
 from rl_platform.sampling.module_actions import PolicyOutput
 from rl_platform.sampling.rollout import RolloutArrays

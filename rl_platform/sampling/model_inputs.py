@@ -15,15 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from rl_platform.connectors.history_window import (
+from rl_platform.connectors.history_window import ObsSplit
+from rl_platform.envs.vector_game import Observations
+from rl_platform.observation_keys import (
     ACTION_MASK_KEY,
     HISTORY_KEY,
     MASK_KEY,
     MASKED_OBS_KEY,
     SELF_KEY,
-    ObsSplit,
 )
-from rl_platform.envs.vector_game import Observations
 from rl_platform.spec.model import TransformerLSTMModelSpec
 
 

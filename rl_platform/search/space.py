@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from rl_platform.errors import SpecError
-from rl_platform.search.spec import Distribution
 from rl_platform.spec import ExperimentSpec, validate_spec_data
+from rl_platform.spec.search import Distribution
 
 
 def to_tune_domain(dist: Distribution) -> Any:

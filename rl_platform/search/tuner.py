@@ -20,7 +20,6 @@ from ray.tune.search import ConcurrencyLimiter
 from ray.tune.search.basic_variant import BasicVariantGenerator
 
 from rl_platform.errors import UserError
-from rl_platform.run.ray_session import ensure_ray, ray_logs_to
 from rl_platform.search.budget import TrialBudget, trial_budget, trial_bundles
 from rl_platform.search.folder import (
     BEST_FILE,
@@ -32,9 +31,10 @@ from rl_platform.search.folder import (
 from rl_platform.search.results import FINISHED, TrialRow, trial_row, write_outputs
 from rl_platform.search.seal import seal, tune_state_files, unseal
 from rl_platform.search.space import to_tune_space
-from rl_platform.search.spec import SearchSpec
 from rl_platform.search.trainable import search_trainable
 from rl_platform.spec import ExperimentSpec
+from rl_platform.spec.search import SearchSpec
+from rl_platform.utils.ray_session import ensure_ray, ray_logs_to
 
 Observer = Callable[[list[TrialRow]], None]
 # Tune pickles the run config (callbacks included) into tuner.pkl and a resumed search runs the

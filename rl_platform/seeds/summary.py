@@ -1,5 +1,5 @@
 """The aggregate of a multi-seed experiment: each seed's final value of each metric, and the
-mean, IQM and 95% bootstrap interval over seeds (`rl_platform.seeds.stats`), as written to the
+mean, IQM and 95% bootstrap interval over seeds (`rl_platform.utils.stats`), as written to the
 experiment's `trial_metrics.json` and shown in its `trial_metrics` line.
 
 The metrics: `train/episode_return_mean` and every `eval/...` metric (evaluation during
@@ -13,7 +13,7 @@ from typing import Any
 
 from rl_platform.metric_keys import EVAL_PREFIX, RETURN_MEAN
 from rl_platform.seeds.folder import seed_run_dir
-from rl_platform.seeds.stats import CONFIDENCE, seed_stats
+from rl_platform.utils.stats import CONFIDENCE, seed_stats
 
 
 def is_aggregated(key: str) -> bool:

@@ -18,7 +18,6 @@ from loguru import logger
 from ray import tune
 from ray.air.constants import EXPR_ERROR_FILE
 
-from rl_platform.run.ray_session import ensure_ray, ray_logs_to
 from rl_platform.run.train import train_in_folder
 from rl_platform.search.budget import actor_bundles
 from rl_platform.seeds.folder import TUNE_DIR, new_seeds_dir, seed_run_dir
@@ -27,6 +26,7 @@ from rl_platform.spec import ExperimentSpec, validate_spec_data
 from rl_platform.storage.layout import LOG_FILE, TRIAL_METRICS_FILE
 from rl_platform.storage.run_upload import storage_out
 from rl_platform.utils.atomic import write_json_atomic
+from rl_platform.utils.ray_session import ensure_ray, ray_logs_to
 
 SEED_KEY, FINAL_KEY = "seed", "final"
 UNFINISHED = "did not finish (stopped before its run ended)"

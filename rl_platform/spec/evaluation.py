@@ -19,8 +19,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from rl_platform.seeds.bounds import SEED_LIMIT
 from rl_platform.spec.base import SpecModel
+from rl_platform.utils.seed_bounds import SEED_LIMIT
 
 PositiveInt = Annotated[int, Field(gt=0)]
 EvalMode = Literal["greedy", "sampled"]

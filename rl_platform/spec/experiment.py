@@ -4,16 +4,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from rl_platform.bc.spec import BCSpec
 from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
-from rl_platform.league.spec import LeagueSpec
-from rl_platform.search.spec import Distribution, SearchSpec
-from rl_platform.seeds.bounds import SEED_LIMIT
 from rl_platform.spec.base import SpecModel
+from rl_platform.spec.bc import BCSpec
 from rl_platform.spec.evaluation import EvaluationSpec
+from rl_platform.spec.league import LeagueSpec
 from rl_platform.spec.model import MLPModelSpec, ModelSpec, TransformerLSTMModelSpec
 from rl_platform.spec.runner_choice import RunnerChoice, choose_runner
+from rl_platform.spec.search import Distribution, SearchSpec
 from rl_platform.spec.search_paths import canonical_param_path
 from rl_platform.spec.sections import (
     CheckpointSpec,
@@ -26,6 +25,7 @@ from rl_platform.spec.sections import (
 from rl_platform.spec.training import PPOTraining, TrainingSpec
 from rl_platform.teachers import check_scripted_names
 from rl_platform.utils.names import is_safe_name
+from rl_platform.utils.seed_bounds import SEED_LIMIT
 
 AlgoName = Literal["PPO", "APPO", "IMPALA", "DQN", "SAC", "BC"]
 BUDGET_SECTIONS = ("stop", "checkpoint", "resources", "env")

@@ -10,29 +10,15 @@ the legal columns under `action_mask` `[B, 7]`.
 column where the opponent would win next, otherwise the legal column closest to the centre.
 """
 
-import itertools
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-ROWS, COLS = 6, 7
+from rl_platform.envs.connect_four.board import COLS, LINES, ROWS
+
 # Columns by preference: centre first (a centre piece takes part in the most lines).
 CENTRE_ORDER = (3, 2, 4, 1, 5, 0, 6)
-
-
-def _winning_lines() -> np.ndarray:
-    """All 69 lines of four cells as flat indices into a 6x7 board, shape [69, 4]."""
-    lines = []
-    for r, c in itertools.product(range(ROWS), range(COLS)):
-        for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
-            cells = [(r + i * dr, c + i * dc) for i in range(4)]
-            if all(0 <= rr < ROWS and 0 <= cc < COLS for rr, cc in cells):
-                lines.append([rr * COLS + cc for rr, cc in cells])
-    return np.asarray(lines, dtype=np.int64)
-
-
-LINES = _winning_lines()
 
 
 def split_obs(obs: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

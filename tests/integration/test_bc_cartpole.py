@@ -126,7 +126,7 @@ def test_record_writes_what_rllib_offline_bc_reads(ray_local, tmp_path):
 
 
 def test_curriculum_moves_through_phases_and_resumes_in_its_phase(ray_local, tmp_path):
-    from rl_platform.bc.schedule import settings_at
+    from rl_platform.bc_rules.schedule import settings_at
     from rl_platform.run.train import read_metrics
     from rl_platform.spec import resolve_spec_data
 

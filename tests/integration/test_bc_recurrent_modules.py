@@ -24,12 +24,12 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.evaluation.postprocessing import Postprocessing
 
 from rl_platform.bc.extension import bc_extension
-from rl_platform.bc.label_replay import LabelReplay, as_bc_only_batch
-from rl_platform.bc.slicing import BC_MODE, TEACHER_ACTION, BCMode
 from rl_platform.bc.teacher import Teacher
-from rl_platform.connectors.history_window import HISTORY_KEY, SELF_KEY
+from rl_platform.bc_rules.label_replay import LabelReplay, as_bc_only_batch
+from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION, BCMode
 from rl_platform.connectors.label_recorder import LabelRecorder
 from rl_platform.losses.bc import ppo_loss_mask
+from rl_platform.observation_keys import HISTORY_KEY, SELF_KEY
 from rl_platform.rllib_config import build_algorithm_config
 from rl_platform.run.metrics import extract_metrics
 from rl_platform.spec import ExperimentSpec

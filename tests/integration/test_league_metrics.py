@@ -9,8 +9,8 @@ import pytest
 
 from rl_platform import train
 from rl_platform.envs.duel.actions import ACTION_NAMES
-from rl_platform.league.mix_schedule import MixPhase
 from rl_platform.spec import load_spec
+from rl_platform.spec.mix_schedule import MixPhase
 from rl_platform.spec.sections import StopSpec
 from tests.conftest import EXPERIMENTS
 from tests.integration.test_league_callback import TINY

@@ -17,8 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from rl_platform.cli import app
-from rl_platform.jobs.runtime_env import DEFAULT_STOP_GRACE_S
 from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
+from rl_platform.utils.stop_grace import DEFAULT_STOP_GRACE_S
 from tests.background import Background, Scenario
 from tests.reliability.support import (
     CARTPOLE,

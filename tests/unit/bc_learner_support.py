@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from rl_platform.bc.slicing import BC_MODE, TEACHER_ACTION, BCMode
+from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION, BCMode
 
 MODULE = "default_policy"
 

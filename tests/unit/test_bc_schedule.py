@@ -4,9 +4,9 @@ env slices, and the `bc:` spec's validation."""
 import pytest
 from pydantic import ValidationError
 
-from rl_platform.bc.schedule import linear_value, phase_at, settings_at
-from rl_platform.bc.slicing import BCMode, mode_for_env, slice_bounds
-from rl_platform.bc.spec import BCSpec
+from rl_platform.bc_rules.schedule import linear_value, phase_at, settings_at
+from rl_platform.bc_rules.slicing import BCMode, mode_for_env, slice_bounds
+from rl_platform.spec.bc import BCSpec
 
 TEACHER = "scripted://cartpole/balance"
 
@@ -163,7 +163,7 @@ class _Algorithm:
 
 def test_resume_and_iterations_push_the_phase_of_the_env_steps():
     from rl_platform.bc.callback import BCCallback
-    from rl_platform.connectors.teacher_labels import TeacherLabels
+    from rl_platform.bc.teacher_labels import TeacherLabels
 
     spec = BCSpec.model_validate(PHASES)
     labeler = TeacherLabels(settings=settings_at(spec, 0), env_id="CartPole-v1", multi_agent=False)

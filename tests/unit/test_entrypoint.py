@@ -116,7 +116,7 @@ def test_stop_grace_has_a_default_and_rejects_garbage() -> None:
     assert float(env_vars[STOP_GRACE_ENV_VAR]) > 0
     assert int(env_vars[RAY_STOP_WAIT_ENV_VAR]) > float(env_vars[STOP_GRACE_ENV_VAR])
     for bad in ("soon", "-1", "nan", "inf"):
-        with pytest.raises(SubmitError, match=STOP_GRACE_ENV_VAR):
+        with pytest.raises(UserError, match=STOP_GRACE_ENV_VAR):
             job_env_vars({STOP_GRACE_ENV_VAR: bad})
 
 

@@ -10,8 +10,8 @@ import torch
 from rl_platform.errors import UserError
 from rl_platform.league.league import League
 from rl_platform.league.pool import MANIFEST, LeaguePool
-from rl_platform.league.spec import LeagueSpec
 from rl_platform.league.state import LeagueMismatchError
+from rl_platform.spec.league import LeagueSpec
 
 SPEC = LeagueSpec(
     opponent_mix={"self_play": 0.8, "based": 0.15, "constant": 0.05},

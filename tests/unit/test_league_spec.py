@@ -3,7 +3,7 @@
 import pytest
 from pydantic import ValidationError
 
-from rl_platform.league.spec import LeagueSpec
+from rl_platform.spec.league import LeagueSpec
 
 
 def test_defaults_and_full_block() -> None:

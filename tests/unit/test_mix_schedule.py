@@ -7,8 +7,8 @@ import torch
 from pydantic import ValidationError
 
 from rl_platform.league.league import League
-from rl_platform.league.spec import LeagueSpec
 from rl_platform.run.stopping import StopTracker
+from rl_platform.spec.league import LeagueSpec
 from rl_platform.spec.sections import CheckpointSpec, StopSpec
 
 EASY_TO_REFERENCE = [

@@ -2,12 +2,8 @@
 
 import numpy as np
 
-from rl_platform.connectors.history_window import (
-    HISTORY_KEY,
-    MASK_KEY,
-    SELF_KEY,
-    windows_from_sequence,
-)
+from rl_platform.connectors.history_window import windows_from_sequence
+from rl_platform.observation_keys import HISTORY_KEY, MASK_KEY, SELF_KEY
 from rl_platform.sampling.model_inputs import HistoryInputs
 
 SPLIT = {"self": [0, 2], "opponent": [2, 4]}

@@ -12,8 +12,8 @@ from rl_platform.cli import app
 from rl_platform.errors import UserError
 from rl_platform.evaluation.plot import Curve, aggregate
 from rl_platform.seeds.selection import parse_seeds
-from rl_platform.seeds.stats import seed_stats
 from rl_platform.seeds.summary import final_values, seeds_summary, summary_line
+from rl_platform.utils.stats import seed_stats
 from tests.conftest import EXPERIMENTS
 
 RETURN = "train/episode_return_mean"

@@ -25,9 +25,9 @@ Connect four has no chance: `seed` is accepted for the protocol and changes noth
 import gymnasium as gym
 import numpy as np
 
-from rl_platform.connectors.history_window import ACTION_MASK_KEY, MASKED_OBS_KEY
+from rl_platform.envs.connect_four.board import COLS, LINES, ROWS
 from rl_platform.envs.vector_game import DRAW, RUNNING, VectorReset, VectorStep
-from rl_platform.teachers.connect_four import COLS, LINES, ROWS
+from rl_platform.observation_keys import ACTION_MASK_KEY, MASKED_OBS_KEY
 
 OBS_KEY = MASKED_OBS_KEY
 MASK_KEY = ACTION_MASK_KEY

@@ -32,7 +32,9 @@ class PolicyKind(StrEnum):
 
 
 _SCHEMES = tuple(kind.value for kind in PolicyKind)
-_CHECKPOINT_NAME = re.compile(r"^(iter_\d{6,}|latest|best)$")
+BEST_NAME = "best"
+"""How a policy URI names the best evaluated checkpoint: `checkpoint://RUN/best`."""
+_CHECKPOINT_NAME = re.compile(rf"^(iter_\d{{6,}}|latest|{BEST_NAME})$")
 # Keys every learned policy understands; scripted policies take their own parameters.
 _LEARNED_PARAMS = {PolicyKind.CHECKPOINT: {"module", "sample"}, PolicyKind.LEAGUE: {"sample"}}
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}

@@ -1,8 +1,8 @@
 """The `search:` block of an experiment spec: what to vary, how to sample it, when to stop trials.
 
-Pure pydantic (no Ray), like the other sections' schemas that live with their feature
-(`league/spec.py`, `bc/spec.py`). Which dotted paths `params` may name depends on the whole
-experiment schema, so `rl_platform.spec.experiment` checks them (`ExperimentSearchSpec`).
+Pure pydantic (no Ray), like the other sections' schemas (`spec/league.py`, `spec/bc.py`).
+Which dotted paths `params` may name depends on the whole experiment schema, so
+`rl_platform.spec.experiment` checks them (`ExperimentSearchSpec`).
 """
 
 import difflib
@@ -26,8 +26,7 @@ PositiveInt = Annotated[int, Field(gt=0)]
 
 
 class _SearchModel(BaseModel):
-    # SpecModel's settings; importing rl_platform.spec from here would load the experiment
-    # schema, which imports this module (bc/spec.py and league/spec.py do the same).
+    # SpecModel's settings, spelled out (as `spec/bc.py` and `spec/league.py` do).
     model_config = ConfigDict(
         frozen=True,
         extra="forbid",

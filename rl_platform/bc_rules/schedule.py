@@ -13,7 +13,7 @@ last teacher so `bc/accuracy` keeps tracking how close the student stays to it.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rl_platform.bc.spec import BCPhase, BCSchedule, BCSpec
+from rl_platform.spec.bc import BCPhase, BCSchedule, BCSpec
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 The driver pushes BC settings into it (`rl_platform.bc.callback`) and the array env runner
 reads its settings and teacher (`rl_platform.sampling.bc_rows`). Matched by shape, the
 `TeacherLabeler` protocol, so neither needs to import the connector itself
-(`rl_platform.connectors.teacher_labels.TeacherLabels`, which loads Ray and the policy stack).
+(`rl_platform.bc.teacher_labels.TeacherLabels`, which loads Ray and the policy stack).
 """
 
 from collections.abc import Collection

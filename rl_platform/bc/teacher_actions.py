@@ -25,8 +25,8 @@ from ray.rllib.connectors.connector_v2 import ConnectorV2
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.annotations import override
 
-from rl_platform.bc.slicing import BC_MODE, TEACHER_ACTION, BCMode
-from rl_platform.connectors.teacher_labels import LABELS_KEY
+from rl_platform.bc.teacher_labels import LABELS_KEY
+from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION, BCMode
 
 
 class TeacherLedActions(ConnectorV2):

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from rl_platform.bc.slicing import BC_MODE, BCMode
+from rl_platform.bc_rules.slicing import BC_MODE, BCMode
 
 LOSS_MASK = "loss_mask"
 """RLlib's `Columns.LOSS_MASK` (spelled out: this module does not import Ray)."""

@@ -1,8 +1,6 @@
 """The `bc:` block of an experiment spec: teacher, env slices, BC coefficient, schedule, phases.
 
-Plain pydantic models with the spec's settings (frozen, unknown keys rejected) rather than
-`SpecModel`: `rl_platform.spec` imports this module, so importing `rl_platform.spec.base` from
-here would be circular (the league spec does the same).
+Plain pydantic models with the spec's settings (frozen, unknown keys rejected).
 
     bc:
       teacher: scripted://duel/based     # any policy URI (docs/evaluation.md)
@@ -16,14 +14,16 @@ A phase without a teacher is plain PPO (e.g. a first stretch before the teacher 
 `checkpoint://{run}/best` names a checkpoint of the run itself, taken when its phase starts
 (`rl_platform.bc.run_teacher`).
 `replay: {capacity, updates_per_minibatch}` adds BC-only gradient steps on the labels gathered
-so far (`rl_platform.bc.label_replay`).
+so far (`rl_platform.bc_rules.label_replay`).
 """
 
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rl_platform.errors import UserError
 from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.spec.policy_uri import BEST_NAME, PolicyKind, parse_policy_uri
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 NonNegative = Annotated[float, Field(ge=0.0)]
@@ -38,9 +38,6 @@ _TEACHING_FIELDS = ("teacher_led", "student_led", "coef", "schedule")
 
 
 def _check_teacher(uri: str) -> str:
-    from rl_platform.errors import UserError
-    from rl_platform.policies.uri import PolicyKind, parse_policy_uri
-
     try:
         parsed = parse_policy_uri(uri)
     except UserError as err:  # pydantic reports only ValueError nicely
@@ -229,9 +226,6 @@ def _check_phase_start(
             f"{where}: the run has no checkpoint at env step 0; put a phase without a teacher "
             "before it, e.g. `{env_steps: 1000000}` (plain PPO)"
         )
-    from rl_platform.policies.uri import parse_policy_uri
-    from rl_platform.storage.layout import BEST_NAME
-
     if parse_policy_uri(str(phase.teacher)).checkpoint == BEST_NAME:
         if first_evaluation is None:
             raise ValueError(f"{where}: `best` is kept by runs with an `evaluation:` block")

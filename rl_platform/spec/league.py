@@ -5,8 +5,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rl_platform.errors import UnsafePathError
-from rl_platform.league.matchmaking import SELF_PLAY
-from rl_platform.league.mix_schedule import (
+from rl_platform.spec.mix_schedule import (
     MixInterpolation,
     MixPhase,
     check_schedule,
@@ -15,6 +14,9 @@ from rl_platform.league.mix_schedule import (
     phases_of,
 )
 from rl_platform.utils.names import check_name
+
+SELF_PLAY = "self_play"
+"""The `opponent_mix` key of the live main playing itself (`league/matchmaking.py`)."""
 
 
 class RolesSpec(BaseModel):
@@ -41,7 +43,7 @@ class LeagueSpec(BaseModel):
             "Share of main's games per opponent class. 'self_play' means frozen copies chosen by "
             "`matchmaking`; any other key is a scripted agent name or a league member id. "
             "Weights are >= 0 and are normalized to sum 1. A list of phases "
-            "({from_env_steps, mix}) is a schedule by env step (league/mix_schedule.py)."
+            "({from_env_steps, mix}) is a schedule by env step (spec/mix_schedule.py)."
         ),
     )
     mix_interpolation: MixInterpolation = Field(
