@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from rl_platform.cli import app
 from rl_platform.errors import IntegrityError
 from rl_platform.storage.checkpoints import META_FILE, CheckpointStore, load_checkpoint
+from tests.reliability.faulty_envs import KWARGS_ENV_ID
 from tests.reliability.support import TINY, child_env, read_metrics, sets
 
 
@@ -152,3 +153,20 @@ def test_run_folders_honour_the_umask(smoke_run):
     assert len(files) > 5 and folders
     assert {p.stat().st_mode & 0o777 for p in files} == {0o666 & ~mask}
     assert {p.stat().st_mode & 0o777 for p in folders} == {0o777 & ~mask}
+
+
+@pytest.mark.parametrize("other", ["algo", "env.id"])
+def test_a_resume_with_another_kind_of_run_is_refused(smoke_run, tmp_path, other):
+    run_dir = _copy(smoke_run, tmp_path)
+    before = _snapshot(run_dir)
+    spec = tmp_path / "other.yaml"
+    algo, env_id = ("DQN", KWARGS_ENV_ID) if other == "algo" else ("PPO", "CartPole-v1")
+    spec.write_text(
+        f"name: reliability_smoke\nalgo: {algo}\nenv: {{id: {env_id}}}\n"
+        "model: {hidden: [16, 16]}\nstop: {iterations: 2}\n"
+    )
+    result = CliRunner().invoke(app, ["train", str(spec), "--resume", str(run_dir)])
+    assert result.exit_code == 2, result.output
+    line = " ".join(result.output.split())
+    assert f"was trained with {other} " in line and "Traceback" not in result.output
+    assert _snapshot(run_dir) == before
