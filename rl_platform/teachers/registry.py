@@ -124,6 +124,13 @@ SCRIPTED_POLICIES: dict[tuple[str, str], ScriptedEntry] = {
             reads=duel_raw_obs,
         ),
         ScriptedEntry(
+            "duel",
+            "shifter",
+            "style: plays rusher, blocker or zoner, one per game, hidden; read how it moves",
+            "rl_platform.envs.duel.shifter:act_shifter",
+            reads=duel_raw_obs,
+        ),
+        ScriptedEntry(
             "cartpole",
             "balance",
             "pushes towards the falling pole (angle + damped angular velocity); "
