@@ -6,7 +6,7 @@ then runs them (a) under ASHA and (b) each to max_t (FIFO scheduler), both throu
 each arm used, the best final return of each, and the ratios. Goal: ASHA's best within 5% of
 the full arm's best at <= 0.4x the env steps.
 
-    uv run python benchmarks/asha_vs_full.py [--seeds 0 1 2] [--quick] [--samples 8]
+    uv run python -m benchmarks.asha_vs_full [--seeds 0 1 2] [--quick] [--samples 8]
         [--num-cpus 2] [--out DIR]
 
 Each seed samples its own N configurations (and seeds the trials); both ratios are reported as
@@ -23,10 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spread import add_seed_options, ratio_line, seeds_to_run
+from benchmarks.common import EXPERIMENTS, add_seed_options, ratio_line, seeds_to_run, write_json
 
-REPO = Path(__file__).resolve().parent.parent
-SPEC = REPO / "experiments/search/cartpole_ppo_asha.yaml"
+SPEC = EXPERIMENTS / "search" / "cartpole_ppo_asha.yaml"
 QUICK = ["stop.env_steps=15000", "training.train_batch_size=500"]
 
 
@@ -125,7 +124,7 @@ def main() -> None:
     summaries = []
     for seed in seeds_to_run(args):
         summaries.append(run_seed(seed, args, out))
-        (out / "summary.json").write_text(json.dumps(summaries, indent=2, default=str) + "\n")
+        write_json(out / "summary.json", summaries)
     steps = [s["env_steps_ratio"] for s in summaries]
     returns = [s["best_return_ratio"] for s in summaries]
     sys.stdout.write("\n" + ratio_line("env steps ASHA / full", steps, goal=0.4) + "\n")

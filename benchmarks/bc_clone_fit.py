@@ -1,6 +1,6 @@
 """How fast can the duel MLP clone `based`, and how good must the clone be to beat it?
 
-    uv run python benchmarks/bc_clone_fit.py [--lr 3e-4 1e-3] [--iterations 30]
+    uv run python -m benchmarks.bc_clone_fit [--lr 3e-4 1e-3] [--iterations 30]
         [--offline-samples 200000 --offline-epochs 30]
 
 Pure behaviour cloning, no PPO and no Ray, with the network of experiments/duel_bc_ppo.yaml
@@ -14,7 +14,8 @@ Pure behaviour cloning, no PPO and no Ray, with the network of experiments/duel_
   lr 1e-3, to see what accuracy a clone needs to win.
 
 Every few iterations it prints the held-out accuracy and the greedy clone's win rate against
-`based` (200 games, half in each seat, draws 1/2). Results are in docs/bc.md.
+`based` (200 games, half in each seat, draws 1/2), played as `rlp eval --seat alternate` plays
+them (benchmarks/common/arena.py). Results are in docs/bc.md.
 """
 
 import argparse
@@ -24,6 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from benchmarks.common.arena import duel_policy, greedy_net_policy, play
 from rl_platform.envs.duel import DuelCore
 from rl_platform.teachers import DUEL_ENV, scripted_act
 
@@ -57,21 +59,9 @@ def clone_net() -> nn.Module:
 
 
 def win_rate_vs_based(net: nn.Module, games: int = 200, seed: int = 12345) -> float:
-    core = DuelCore(games, seed=seed)
-    obs = core.reset(seed=seed)
-    seat = (np.arange(games) >= games // 2).astype(np.int64)
-    rows, rng = np.arange(games), np.random.default_rng(seed)
-    winner = np.full(games, -1)
-    while (winner < 0).any():
-        actions = np.zeros((games, 2), dtype=np.int64)
-        with torch.no_grad():
-            actions[rows, seat] = net(torch.from_numpy(obs[rows, seat])).argmax(-1).numpy()
-        actions[rows, 1 - seat] = BASED(obs[rows, 1 - seat], rng)
-        step = core.step(actions)
-        obs = step.obs
-        ended = (winner < 0) & (step.winner >= 0)
-        winner[ended] = step.winner[ended]
-    return float(np.where(winner == 2, 0.5, (winner == seat).astype(float)).mean())
+    """The greedy clone's score against `based` (a draw counts 1/2)."""
+    clone = greedy_net_policy("clone", net)
+    return play(clone, duel_policy("scripted://duel/based"), games=games, seed=seed)["score"]
 
 
 def train_pass(net, optimizer, obs, labels, *, entropy_coeff: float) -> None:

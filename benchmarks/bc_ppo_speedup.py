@@ -1,13 +1,15 @@
 """Env steps to an 80% win rate against `based` on the duel: BC + PPO vs pure PPO, over seeds.
 
-    uv run python benchmarks/bc_ppo_speedup.py [--seeds 0 1 2] [--quick] [--budget 2000000]
+    uv run python -m benchmarks.bc_ppo_speedup [--seeds 0 1 2] [--quick] [--budget 2000000]
         [--target 0.8] [--window 3] [--eval-every 1] [--eval-games 200] [--set k=v ...]
 
 Both runs of a seed use experiments/duel_bc_ppo.yaml (main vs `based` through a league) with
 that seed and the same env-step budget; the PPO run drops its `bc:` block. After every
 `--eval-every` iterations the current policy (greedy, or sampled with `--sample`) plays
-`--eval-games` games against `based` in the vectorized `DuelCore`, half in each seat (draws
-count 1/2).
+`--eval-games` games against `based` in the duel's arena as `rlp eval --seat alternate` plays
+them (benchmarks/common/arena.py; draws count 1/2). Each run trains through `rl_platform.train`,
+the loop and callbacks of `rlp train` (its run folder under a temporary directory), and the
+evaluation runs in its `on_iteration` hook.
 
 The result of a run is the env step count of the first evaluation from which the mean win rate
 of `--window` consecutive evaluations reaches `--target` (a confirmation window: one lucky
@@ -26,24 +28,31 @@ reduced run on a small machine).
 """
 
 import argparse
-import json
-import platform
+import functools
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-import torch
 from loguru import logger
-from spread import add_seed_options, ratio_line, seeds_to_run
 
-from rl_platform import load_spec
-from rl_platform.envs.duel import DuelCore
+from benchmarks.common import (
+    EXPERIMENTS,
+    add_seed_options,
+    machine_line,
+    ratio_line,
+    seeds_to_run,
+    write_json,
+)
+from benchmarks.common.arena import duel_context, duel_policy, play
+from benchmarks.common.product import live_weights, start_ray
+from rl_platform import load_spec, train
+from rl_platform.policies import learned_policy
 from rl_platform.spec import ExperimentSpec
-from rl_platform.teachers import DUEL_ENV, scripted_act
 
-SPEC = Path(__file__).resolve().parent.parent / "experiments" / "duel_bc_ppo.yaml"
+SPEC = EXPERIMENTS / "duel_bc_ppo.yaml"
 
 
 @dataclass
@@ -75,83 +84,64 @@ class Outcome:
         return False
 
 
-def play_vs_based(
-    module, *, games: int, seed: int, env_kwargs: dict, sample: bool = False
-) -> tuple[float, float]:
-    """(win rate, mean shaped return) of `module` (greedy, or sampling its action distribution)
-    vs `based` over `games` games, half in each seat; a draw counts 1/2."""
-    core = DuelCore(games, seed=seed, **env_kwargs)
-    obs = core.reset(seed=seed)
-    seat = (np.arange(games) >= games // 2).astype(np.int64)  # which player the module is
-    rows = np.arange(games)
-    based, rng = scripted_act(env_id=DUEL_ENV, agent="based"), np.random.default_rng(seed)
-    winner, returns = np.full(games, -1), np.zeros(games)
-    while (winner < 0).any():
-        with torch.no_grad():
-            out = module.forward_inference({"obs": torch.from_numpy(obs[rows, seat])})
-        actions = np.zeros((games, 2), dtype=np.int64)
-        logits = out["action_dist_inputs"]
-        if sample:
-            chosen = torch.distributions.Categorical(logits=logits).sample()
-        else:
-            chosen = logits.argmax(-1)
-        actions[rows, seat] = chosen.numpy()
-        actions[rows, 1 - seat] = based(obs[rows, 1 - seat], rng)
-        step = core.step(actions)
-        obs = step.obs
-        returns += np.where(winner < 0, step.rewards[rows, seat], 0.0)
-        newly = (winner < 0) & (step.winner >= 0)
-        winner[newly] = step.winner[newly]
-    wins = np.where(winner == 2, 0.5, (winner == seat).astype(float))
-    return float(wins.mean()), float(returns.mean())
-
-
 def run_variant(spec: ExperimentSpec, variant: str, args: argparse.Namespace) -> Outcome:
-    from rl_platform.run.algorithm_build import build_algorithm
-
+    """Train `spec` through `rl_platform.train` until the target is confirmed or the budget
+    is spent, evaluating in the loop's `on_iteration` hook."""
     outcome, start = Outcome(variant, seed=spec.seed), time.perf_counter()
-    run_dir = Path(tempfile.mkdtemp(prefix=f"bc_speedup_{variant}_"))
-    algo = build_algorithm(spec, run_dir=run_dir)
-    env_kwargs = dict(spec.env.kwargs)
-    try:
-        while outcome.env_steps < args.budget:
-            result = algo.train()
-            outcome.iterations += 1
-            outcome.env_steps = int(result.get("num_env_steps_sampled_lifetime", 0))
-            if outcome.iterations % args.eval_every:
-                continue
-            _evaluate(algo, result, outcome, env_kwargs=env_kwargs, args=args)
-            done = outcome.update_target(args.target, args.window)
-            snapshot = args.out.with_suffix(f".{variant}.seed{spec.seed}.partial.json")
-            snapshot.write_text(json.dumps(asdict(outcome), indent=2) + "\n")  # survives a kill
-            if done:
-                break
-    finally:
-        algo.stop()
+    out_dir = Path(tempfile.mkdtemp(prefix=f"bc_speedup_{variant}_"))
+    watch = functools.partial(_watch, outcome=outcome, spec=spec, args=args)
+    train(spec, out_dir=out_dir, on_iteration=watch)
     outcome.wall_s = time.perf_counter() - start
     return outcome
 
 
+def _watch(
+    algo: Any,
+    metrics: dict[str, float],
+    *,
+    outcome: Outcome,
+    spec: ExperimentSpec,
+    args: argparse.Namespace,
+) -> str | None:
+    """The hook: every `--eval-every` iterations, evaluate; a stop once the window is done."""
+    outcome.iterations, outcome.env_steps = int(metrics["iteration"]), int(metrics["env_steps"])
+    if outcome.iterations % args.eval_every:
+        return None
+    _evaluate(algo, metrics, outcome, spec=spec, args=args)
+    done = outcome.update_target(args.target, args.window)
+    snapshot = args.out.with_suffix(f".{outcome.variant}.seed{spec.seed}.partial.json")
+    write_json(snapshot, asdict(outcome))  # survives a kill
+    return f"target {args.target} confirmed over {args.window} evaluations" if done else None
+
+
 def _evaluate(
-    algo, result: dict, outcome: Outcome, *, env_kwargs: dict, args: argparse.Namespace
+    algo: Any,
+    metrics: dict[str, float],
+    outcome: Outcome,
+    *,
+    spec: ExperimentSpec,
+    args: argparse.Namespace,
 ) -> None:
     """Play the current policy against `based` and append the result to the curve."""
-    rate, score = play_vs_based(
-        algo.env_runner.module["main"],
+    policy = learned_policy(
+        spec, live_weights(algo), env=duel_context(), sample=args.sample, label=outcome.variant
+    )
+    result = play(
+        policy,
+        duel_policy("scripted://duel/based"),
         games=args.eval_games,
         seed=12345 + outcome.seed,
-        env_kwargs=env_kwargs,
-        sample=args.sample,
+        env_kwargs=spec.env.kwargs,
     )
-    learner = result.get("learners", {}).get("main") or {}
-    accuracy, replayed = learner.get("bc/accuracy"), learner.get("bc/replay_accuracy")
+    rate, score = result["score"], result["return_mean"]
+    accuracy, replayed = metrics.get("bc/accuracy"), metrics.get("bc/replay_accuracy")
     outcome.curve.append(
         {
             "env_steps": outcome.env_steps,
             "win_rate": rate,
             "return": score,
-            "bc_accuracy": None if accuracy is None else float(accuracy),
-            "bc_replay_accuracy": None if replayed is None else float(replayed),
+            "bc_accuracy": accuracy,
+            "bc_replay_accuracy": replayed,
         }
     )
     outcome.final_win_rate, outcome.final_return = rate, score
@@ -177,13 +167,16 @@ def main() -> None:
     parser.add_argument("--only", choices=["bc_ppo", "ppo"], help="run one variant")
     parser.add_argument("--out", type=Path, default=Path("bc_ppo_speedup.json"))
     args = parser.parse_args()
-
-    import ray
-
-    ray.init(address="local", include_dashboard=False, log_to_driver=False)
+    start_ray()
     outcomes = []
     for seed in seeds_to_run(args):
-        bc_spec = load_spec(SPEC, overrides=[*args.set, "logging.wandb=off", f"seed={seed}"])
+        overrides = [
+            *args.set,
+            "logging.wandb=off",
+            f"seed={seed}",
+            f"stop.env_steps={args.budget}",
+        ]
+        bc_spec = load_spec(SPEC, overrides=overrides)
         specs = {
             "bc_ppo": bc_spec,
             "ppo": bc_spec.model_copy(update={"bc": None, "name": "duel_ppo"}),
@@ -210,7 +203,7 @@ def _ratios(outcomes: list[Outcome], attribute: str) -> list[float | None]:
 
 def _report(outcomes: list[Outcome], args: argparse.Namespace) -> None:
     mode = "sampled" if args.sample else "greedy"
-    print(f"machine: {platform.node()} {platform.machine()}, {mode} eval, overrides: {args.set}")
+    print(f"{machine_line()}; {mode} eval, overrides: {args.set}")
     print(
         f"{'seed':>4} {'variant':<8} {f'steps to {args.target} (x{args.window})':>22} "
         f"{'first crossing':>14} {'final win':>9} {'env steps':>10} {'wall s':>8}"
@@ -231,7 +224,7 @@ def _report(outcomes: list[Outcome], args: argparse.Namespace) -> None:
         "ratios": {"window": confirmed, "first_crossing": first},
         "args": vars(args),
     }
-    args.out.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+    write_json(args.out, payload)
 
 
 if __name__ == "__main__":

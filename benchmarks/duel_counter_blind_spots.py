@@ -1,6 +1,6 @@
 """How much knowing `counter`'s hidden blind spot is worth: win rates split by blind spot.
 
-    uv run python benchmarks/duel_counter_blind_spots.py [--games 200] [--seed 7]
+    uv run python -m benchmarks.duel_counter_blind_spots [--games 200] [--seed 7]
 
 `counter` (rl_platform/envs/duel/counter.py) answers every attack but one per game, its blind
 spot. Each row plays `--games` games from each seat against it; a cell is the row agent's win

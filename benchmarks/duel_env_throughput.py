@@ -1,6 +1,6 @@
 """Throughput of the duel env in agent-steps per second on one CPU core.
 
-    uv run python benchmarks/duel_env_throughput.py [--sizes 1 64 1024 4096] [--seconds 2]
+    uv run python -m benchmarks.duel_env_throughput [--sizes 1 64 1024 4096] [--seconds 2]
 
 Measures the vectorized `DuelCore` (auto-reset on, uniformly random actions drawn ahead of
 time so the RNG is not timed) for each N, and the single-game PettingZoo wrapper. Each row

@@ -1,6 +1,6 @@
 """Cross table of the scripted duel agents: every pair plays, seats alternating.
 
-    uv run python benchmarks/duel_styles_table.py [--games 200] [--seed 0] [--agents NAME ...]
+    uv run python -m benchmarks.duel_styles_table [--games 200] [--seed 0] [--agents NAME ...]
 
 Each pair (a mirror match too) plays `--games` games in the vectorized arena
 (`envs.duel.arena.run_matches`, default game settings): half with the row agent as player 0,

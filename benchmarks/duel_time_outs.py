@@ -1,6 +1,6 @@
 """How often duel games end on the clock, with fixed blast lines and with the closing zone.
 
-    uv run python benchmarks/duel_time_outs.py [--games 256] [--seed 0] [--zone 0.5]
+    uv run python -m benchmarks.duel_time_outs [--games 256] [--seed 0] [--zone 0.5]
 
 Scripted pairs (mirror matches and `based` against each style) play `--games` games each in
 the vectorized arena (`envs.duel.arena.run_matches`), once with `zone_closes_at=1.0` (fixed

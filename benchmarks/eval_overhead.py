@@ -1,11 +1,11 @@
 """Evaluation during training on the duel: the vectorized arena vs the per-episode rollout.
 
-    uv run python benchmarks/eval_overhead.py [--games 32] [--repeats 3]
+    uv run python -m benchmarks.eval_overhead [--games 32] [--repeats 3]
 
 Builds `experiments/duel_vs_based.yaml`'s model with fresh weights seeded by `--seed` (no Ray
 session; the module is built on CPU as for `rlp eval`) and times `PeriodicEvaluation.run`
 (rl_platform/run/periodic_eval.py) for `--games` greedy games against `based`, twice per
-repeat, side by side:
+repeat, side by side (`benchmarks.common.side_by_side`):
 
 * arena: the default for the duel; all games in one `DuelCore`, one batched forward per step;
 * rollout: the same games through `rlp eval`'s rollout (forced by setting `max_steps` to the
@@ -17,17 +17,18 @@ the `perf/env_steps_per_s` of a run on the same machine; 8,600 on the 2-core con
 """
 
 import argparse
+import functools
 import statistics
-import time
 
 import numpy as np
 import torch
 
+from benchmarks.common import EXPERIMENTS, machine_line, side_by_side
 from rl_platform.policies.rebuild import build_module
 from rl_platform.run.periodic_eval import PeriodicEvaluation
 from rl_platform.spec import load_spec
 
-SPEC = "experiments/duel_vs_based.yaml"
+SPEC = EXPERIMENTS / "duel_vs_based.yaml"
 
 
 def _evaluation(games: int, *, rollout: bool) -> PeriodicEvaluation:
@@ -67,12 +68,12 @@ def main() -> None:
     paths = {"arena": _evaluation(args.games, rollout=False)}
     paths["rollout"] = _evaluation(args.games, rollout=True)
     weights = _fresh_weights(paths["arena"], args.seed)
-    seconds: dict[str, list[float]] = {name: [] for name in paths}
-    for _ in range(args.repeats):
-        for name, evaluation in paths.items():
-            started = time.perf_counter()
-            evaluation.run(weights, env_steps=0)
-            seconds[name].append(time.perf_counter() - started)
+    contenders = {
+        name: functools.partial(evaluation.run, weights, env_steps=0)
+        for name, evaluation in paths.items()
+    }
+    seconds = side_by_side(contenders, repeats=args.repeats)
+    print(machine_line())
     for name, values in seconds.items():
         median = statistics.median(values)
         per_game = median / args.games

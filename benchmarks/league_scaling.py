@@ -1,6 +1,6 @@
 """Iteration time and driver memory of a duel self-play league as the opponent pool grows.
 
-    uv run python benchmarks/league_scaling.py [--pools 1 20 100] [--iterations 3]
+    uv run python -m benchmarks.league_scaling [--pools 1 20 100] [--iterations 3]
 
 Two ways to keep P frozen opponents, each measured in a fresh process per pool size (so peak
 RSS is that configuration's own) with sampling and learning in the driver (no remote actors,
@@ -13,14 +13,18 @@ so the driver's RSS covers every copy of every module):
   self_play_callback.py): one `Algorithm.add_module(...)` per snapshot, with every episode's
   opponent drawn uniformly from all P modules.
 
-The pool is pre-populated with P synthetic snapshots (main's initial weights plus noise)
-instead of training P iterations. Reported per row: median seconds per training iteration
-(after one warm-up iteration), driver RSS after the timed iterations and peak RSS (both MiB),
-and for the league the ratio at the largest vs the smallest pool (goal <= 1.05x).
+Both train through `rl_platform.train` (the loop and callbacks of `rlp train`, checkpoints
+off) and set up in its `on_iteration` hook after the first iteration: the pool gets P
+synthetic snapshots (main's weights plus noise, through `driver_league`) instead of training P
+iterations, or the algorithm gets P modules. A second warm-up iteration lets the league plan
+its slots over the full pool. Reported per row: the seconds the set-up took (`setup s`: adding
+the P members; building the algorithm is the same for both and not counted), median seconds
+per training iteration of the loop (hook to hook), driver RSS after the timed iterations and
+peak RSS (both MiB), and for the league the ratio at the largest vs the smallest pool (goal
+<= 1.05x).
 """
 
 import argparse
-import functools
 import json
 import resource
 import statistics
@@ -28,12 +32,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-SPEC = REPO / "experiments" / "duel_vs_based.yaml"
+from benchmarks.common import EXPERIMENTS, REPO
+from benchmarks.common.product import live_weights, start_ray
+from rl_platform import load_spec, train
+from rl_platform.league.callback import driver_league
+
+SPEC = EXPERIMENTS / "duel_vs_based.yaml"
+WARM_UP = 2
+"""Iterations before timing: the first allocates, the second plans the slots over the pool."""
 # Small batches keep 6 configurations to minutes on 2 cores; the model is the experiment's.
 OVERRIDES = [
     "training.train_batch_size=600",
@@ -50,6 +62,9 @@ OVERRIDES = [
     "league.max_snapshots=null",
     "logging.wandb=off",
     "logging.tensorboard=false",
+    "checkpoint.every_iterations=null",  # iteration time and memory, not checkpointing
+    "checkpoint.at_end=false",
+    "evaluation=null",
 ]
 SNAPSHOT_NOISE = 0.01
 
@@ -66,16 +81,6 @@ def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def _main_state(config) -> dict[str, np.ndarray]:
-    """Initial weights of main's architecture, built without an algorithm."""
-    import gymnasium as gym
-
-    spec = config.rl_module_spec.rl_module_specs["main"]
-    spec.observation_space = gym.spaces.Box(-2.0, 2.0, (64,), np.float32)
-    spec.action_space = gym.spaces.Discrete(10)
-    return spec.build().get_state()
-
-
 def _synthetic(state: dict[str, np.ndarray], rng: np.random.Generator) -> dict[str, np.ndarray]:
     return {
         k: v + SNAPSHOT_NOISE * rng.standard_normal(v.shape).astype(v.dtype)
@@ -83,20 +88,12 @@ def _synthetic(state: dict[str, np.ndarray], rng: np.random.Generator) -> dict[s
     }
 
 
-def _build_league(spec, pool: int, run_dir: Path):
-    from rl_platform.league import League
-    from rl_platform.league.callback import league_extension
-    from rl_platform.rllib_config import build_algorithm_config
-
-    config = build_algorithm_config(
-        spec, extensions=[functools.partial(league_extension, run_dir=run_dir)]
-    )
-    league = League(spec=spec.league, storage=run_dir / "league", seed=0)
-    rng, main = np.random.default_rng(0), _main_state(config)
+def _add_snapshots(algo: Any, pool: int) -> None:
+    """P frozen members in the league's pool, as if main had been snapshot P times."""
+    league, rng = driver_league(algo), np.random.default_rng(0)
+    main = live_weights(algo)
     for _ in range(pool):
         league.add_snapshot(learner_id="main", weights=_synthetic(main, rng), env_steps=0)
-    del league  # the callback reopens the pool from disk, as on a resumed run
-    return config.build_algo()
 
 
 def _uniform_opponent_fn(opponents: list[str]):
@@ -110,13 +107,11 @@ def _uniform_opponent_fn(opponents: list[str]):
     return mapping
 
 
-def _build_add_module(spec, pool: int):
+def _add_modules(algo: Any, pool: int) -> None:
+    """RLlib's pattern: one `Algorithm.add_module` per snapshot, every episode's opponent
+    drawn uniformly from all of them."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from rl_platform.rllib_config import build_algorithm_config
-
-    no_league = spec.model_copy(update={"league": None})
-    algo = build_algorithm_config(no_league).build_algo()
     rng = np.random.default_rng(0)
     main = algo.get_module("main")
     opponents: list[str] = []
@@ -129,40 +124,47 @@ def _build_add_module(spec, pool: int):
             new_agent_to_module_mapping_fn=_uniform_opponent_fn(list(opponents)),
             new_should_module_be_updated=["main"],
         )
-        weights = _synthetic(main.get_state(), rng)
+        weights = _synthetic(live_weights(algo), rng)
         algo.set_state({"learner_group": {"learner": {"rl_module": {module_id: weights}}}})
-    return algo
+
+
+@dataclass
+class Watch:
+    """The `on_iteration` hook: set-up after iteration 1, timing from iteration 3 on."""
+
+    approach: str
+    pool: int
+    setup_s: float = 0.0
+    times: list[float] = field(default_factory=list)
+    rss_mib: float = float("nan")
+    last: float = 0.0
+
+    def __call__(self, algo: Any, metrics: dict[str, float]) -> None:
+        iteration = int(metrics["iteration"])
+        if iteration == 1:
+            started = time.perf_counter()
+            (_add_snapshots if self.approach == "league" else _add_modules)(algo, self.pool)
+            self.setup_s = time.perf_counter() - started
+        elif iteration > WARM_UP:
+            self.times.append(time.perf_counter() - self.last)
+            self.rss_mib = _rss_mib()
+        self.last = time.perf_counter()
 
 
 def worker(approach: str, pool: int, iterations: int) -> dict[str, float]:
-    import ray
-
-    from rl_platform.spec import load_spec
-
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    spec = load_spec(SPEC, overrides=OVERRIDES)
+    start_ray(num_cpus=2)
+    spec = load_spec(SPEC, overrides=[*OVERRIDES, f"stop.iterations={WARM_UP + iterations}"])
+    if approach == "add_module":
+        spec = spec.model_copy(update={"league": None})
+    watch = Watch(approach, pool)
     with tempfile.TemporaryDirectory() as tmp:
-        start = time.perf_counter()
-        if approach == "league":
-            algo = _build_league(spec, pool, Path(tmp))
-        else:
-            algo = _build_add_module(spec, pool)
-        setup_s = time.perf_counter() - start
-        algo.train()  # warm-up: first-iteration allocations are not steady state
-        times = []
-        for _ in range(iterations):
-            start = time.perf_counter()
-            algo.train()
-            times.append(time.perf_counter() - start)
-        rss = _rss_mib()
-        algo.stop()
-    ray.shutdown()
+        train(spec, out_dir=tmp, on_iteration=watch)
     return {
         "approach": approach,
         "pool": pool,
-        "setup_s": setup_s,
-        "iter_s": statistics.median(times),
-        "rss_mib": rss,
+        "setup_s": watch.setup_s,
+        "iter_s": statistics.median(watch.times),
+        "rss_mib": watch.rss_mib,
         "peak_mib": _peak_mib(),
     }
 
@@ -170,7 +172,8 @@ def worker(approach: str, pool: int, iterations: int) -> dict[str, float]:
 def _run_worker(approach: str, pool: int, iterations: int, *, attempts: int = 2) -> dict:
     """Run one configuration in a fresh process (retried once: local Ray start-up can time out
     on a busy machine)."""
-    args = [sys.executable, __file__, "--worker", approach, "--pool", str(pool)]
+    args = [sys.executable, "-m", "benchmarks.league_scaling", "--worker", approach]
+    args += ["--pool", str(pool)]
     args += ["--iterations", str(iterations)]
     for attempt in range(1, attempts + 1):
         out = subprocess.run(args, capture_output=True, text=True, cwd=REPO, check=False)

@@ -1,6 +1,6 @@
 """Duel league: env steps and wall time until greedy `main` beats `based` in >= 90% of games.
 
-    uv run python benchmarks/league_time_to_skill.py [--seeds 0 1 2] [--quick]
+    uv run python -m benchmarks.league_time_to_skill [--seeds 0 1 2] [--quick]
         [--target 0.9] [--eval-every 100000] [--episodes 200] [--budget 2400000]
 
 Each seed runs `rlp train experiments/duel_vs_based.yaml` as shipped (array runner, 64 games,
@@ -15,15 +15,14 @@ as their median, min and max over seeds; the goal (<= 330 s) is met when the med
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from spread import add_seed_options, ratio_line, seeds_to_run
+from benchmarks.common import EXPERIMENTS, add_seed_options, ratio_line, seeds_to_run, write_json
+from benchmarks.common.product import QUIET, rlp_train
 
-REPO = Path(__file__).resolve().parent.parent
-SPEC = REPO / "experiments" / "duel_vs_based.yaml"
+SPEC = EXPERIMENTS / "duel_vs_based.yaml"
 GOAL_S = 330.0
 METRIC = "eval/greedy/win_rate/based"
 
@@ -38,14 +37,9 @@ def run_seed(seed: int, args: argparse.Namespace, out: Path) -> dict:
         f"seed={seed}",
         evaluation,
         f"stop={{env_steps: {args.budget}, eval: {{greedy/win_rate/based: {args.target}}}}}",
-        "logging.wandb=off",
-        "logging.tensorboard=false",
+        *QUIET,
     ]
-    command = [str(Path(sys.executable).parent / "rlp"), "train", str(SPEC), "--out", str(out)]
-    for override in overrides:
-        command += ["--set", override]
-    subprocess.run(command, check=True, capture_output=True, text=True)
-    run_dir = max((out / "duel_vs_based").iterdir(), key=lambda p: p.stat().st_mtime)
+    run_dir = rlp_train(SPEC, out=out, overrides=overrides)
     rows = [json.loads(line) for line in (run_dir / "evaluation.jsonl").read_text().splitlines()]
     summary = json.loads((run_dir / "trial_metrics.json").read_text())
     reached = [row for row in rows if row.get(METRIC, 0.0) >= args.target]
@@ -76,7 +70,7 @@ def main() -> None:
         sys.stdout.write(
             f"seed {seed}: {result['env_steps']} env steps, {result['wall_s']} s | {curve}\n"
         )
-        (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+        write_json(out / "results.json", results)
     steps = [r["env_steps"] for r in results]
     sys.stdout.write(ratio_line(f"env steps to {args.target}", steps) + "\n")
     walls = [r["wall_s"] for r in results]

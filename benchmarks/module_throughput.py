@@ -19,10 +19,10 @@ Pure torch (no Ray import). Two tables, both at the reference defaults (H 90, 6 
    learner forward+backward per sequence chunk (`--batch` chunks of `--seq` steps, the
    streaming chunk starting from a full cache), plus parameter counts.
 
-    uv run python benchmarks/module_throughput.py --device cpu --quick    # sanity, < 1 min
-    uv run python benchmarks/module_throughput.py --device cpu --batch 8 --iters 3 --threads 1
-    uv run python benchmarks/module_throughput.py --device cuda          # fp32 and bf16
-    uv run python benchmarks/module_throughput.py --device cpu --only encoders
+    uv run python -m benchmarks.module_throughput --device cpu --quick    # sanity, < 1 min
+    uv run python -m benchmarks.module_throughput --device cpu --batch 8 --iters 3 --threads 1
+    uv run python -m benchmarks.module_throughput --device cuda          # fp32 and bf16
+    uv run python -m benchmarks.module_throughput --device cpu --only encoders
 """
 
 import argparse

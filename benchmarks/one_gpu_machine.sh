@@ -64,7 +64,7 @@ log "CUDA tests"
 "$python" -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tail -12 | tee -a "$summary"
 
 log "plain-torch yardstick"
-timeout 150 "$python" benchmarks/plain_torch_recipe.py --device cuda --env-steps 40960 \
+timeout 150 "$python" -m benchmarks.plain_torch_recipe --device cuda --env-steps 40960 \
     --json "$out/plain_torch_recipe.json" 2>&1 | tail -6 | tee -a "$summary"
 
 if ! train "$minutes" "$@"; then
@@ -74,5 +74,5 @@ fi
 grep -E "iter |rror|evaluation at|stopped|without CUDA graphs" "$out/console.txt" \
     | tail -6 | cut -c1-220 | tee -a "$summary"
 [ -f "$out/metrics.jsonl" ] && cp "$out/metrics.jsonl" "$runs/metrics.jsonl" \
-    && "$python" benchmarks/run_split.py "$runs" 2>&1 | tee -a "$summary"
+    && "$python" -m benchmarks.run_split "$runs" 2>&1 | tee -a "$summary"
 rm -rf "$runs"

@@ -1,6 +1,6 @@
 """Does reading the opponent's history pay? MLP vs LSTM vs transformer_lstm on the duel.
 
-    uv run python benchmarks/opponent_encoder_value.py [--env-steps 6000000] [--games 200]
+    uv run python -m benchmarks.opponent_encoder_value [--env-steps 6000000] [--games 200]
         [--seeds 0 1 2] [--history 30] [--history-of opponent] [--mix-pfsp 0]
         [--opponent-action 1.0] [--opponent-action-input features] [--quick] [--parallel]
         [--out runs/opponent_encoder_value]
@@ -47,8 +47,8 @@ model's mean swung by 30-60 points between seeds, more than the goal, so the com
 measured where each early learning curve happened to be (docs/modules.md, eighth session).
 A seed of all three models takes about 70 minutes on 2 cores (three hours on a slow day).
 `--parallel` trains and evaluates every (seed, model) as a Ray task of its own
-(`ray_fan_out.py`, 2 CPUs each), as many at once as the Ray it joins has CPUs for: sent to a
-cluster as a Ray job, five seeds take about as long as one (docs/cluster.md).
+(`benchmarks/common/fan_out.py`, 2 CPUs each), as many at once as the Ray it joins has CPUs
+for: sent to a cluster as a Ray job, five seeds take about as long as one (docs/cluster.md).
 
 All three start with the same BC kickstart towards `based` (`--kickstart-env-steps`, 200k by
 default; docs/bc.md), then train with PPO at their own learning rate and value-loss weight
@@ -70,10 +70,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ray_fan_out import fan_out
-from spread import add_seed_options, ratio_line, seeds_to_run
-from style_arena import ALL_MEMORY_CUT, CUTS, HISTORY_CUT, MEMORY_CUT, evaluate, print_table
-
+from benchmarks.common import add_seed_options, ratio_line, seeds_to_run
+from benchmarks.common.fan_out import fan_out
+from benchmarks.common.style_arena import (
+    ALL_MEMORY_CUT,
+    CUTS,
+    HISTORY_CUT,
+    MEMORY_CUT,
+    evaluate,
+    print_table,
+)
 from rl_platform import train
 from rl_platform.run.train import train_in_folder
 from rl_platform.spec import ExperimentSpec, load_spec, validate_spec_data
@@ -268,8 +274,9 @@ def run_in_parallel(
     seeds: Sequence[int], args: argparse.Namespace, *, env_steps: int, games: int
 ) -> list[dict]:
     """`--parallel`: every (seed, model) trains and evaluates as a Ray task of its own
-    (`ray_fan_out`), as many at once as the Ray in RAY_ADDRESS, or this machine, has CPUs for;
-    results.json is rewritten as each ends. A job that failed is reported and left out."""
+    (`benchmarks.common.fan_out`), as many at once as the Ray in RAY_ADDRESS, or this machine,
+    has CPUs for; results.json is rewritten as each ends. A job that failed is reported and
+    left out."""
     jobs = {
         (seed, model): ((model, seed, args), {"env_steps": env_steps, "games": games})
         for seed in seeds

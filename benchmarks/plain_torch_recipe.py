@@ -1,6 +1,6 @@
 """Plain-torch recurrent PPO of the reference recipe: the yardstick for `rlp train` (no Ray).
 
-    uv run python benchmarks/plain_torch_recipe.py [--device cuda] [--env-steps 100000]
+    uv run python -m benchmarks.plain_torch_recipe [--device cuda] [--env-steps 100000]
         [--layers 6 --d-model 256 --heads 8 --lstm 512 --history 90] [--json result.json]
 
 What a CleanRL user would write for experiments/duel_selfplay_transformer.yaml: one process,
@@ -19,8 +19,9 @@ the recipe; the flags change sizes and budget only. The recipe as run here:
 * learning: each game's fragment is cut at its game ends into sequences that start from the
   state main had before their first frame, zero-padded with `seq_lens` (as RLlib's
   AddTimeDimToBatchAndZeroPad, max_seq_len 32). V(s) = critic(observation): one flat pass.
-  GAE and PPO loss of plain_torch_ppo.py (RLlib's semantics), masked to real steps; 4 epochs
-  of 4096 / 1024 = 4 shuffled sequence minibatches; Adam lr 2e-4, clip_grad_norm_ 1.0.
+  GAE (benchmarks/common/gae.py) and PPO loss of plain_torch_ppo.py (RLlib's semantics),
+  masked to real steps; 4 epochs of 4096 / 1024 = 4 shuffled sequence minibatches; Adam lr
+  2e-4, clip_grad_norm_ 1.0.
 
 Same as `rlp train`: net class and sizes, PPO settings, GAE and loss, sequence chunking, the
 duel and `based`. Not the same: main always in seat 0 (rlp train draws the seat per game); a
@@ -45,9 +46,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-from plain_torch_ppo import compute_gae, standardize
 from torch import nn
 
+from benchmarks.common import EXPERIMENTS, compute_gae, standardize
 from rl_platform import load_spec
 from rl_platform.envs.duel import NUM_ACTIONS, OBS_SIZE
 from rl_platform.envs.duel.vector_game import DuelVectorGame
@@ -60,7 +61,7 @@ from rl_platform.spec.training import PPOTraining
 from rl_platform.teachers import DUEL_ENV, scripted_act
 from rl_platform.utils.atomic import write_json_atomic
 
-RECIPE = Path(__file__).resolve().parent.parent / "experiments" / "duel_selfplay_transformer.yaml"
+RECIPE = EXPERIMENTS / "duel_selfplay_transformer.yaml"
 MAIN_SEAT, OPPONENT_SEAT = 0, 1
 STATE_IN = "state_in."
 """Prefix of the learner batch's state keys: sliced per minibatch like every other key."""

@@ -1,6 +1,6 @@
 """Where a run's time went: steady-state env steps/s and the `perf/*` split of a run folder.
 
-    uv run python benchmarks/run_split.py RUN_DIR [--skip 2]
+    uv run python -m benchmarks.run_split RUN_DIR [--skip 2]
 
 Reads `metrics.jsonl` (rl_platform/run/phase_clock.py writes the split every iteration) and
 prints, over the iterations after the first `--skip` (start-up and CUDA-graph capture):

@@ -1,6 +1,6 @@
 """Self-play throughput: RLlib's stock runner vs rl_platform's array runner vs plain torch.
 
-    uv run python benchmarks/selfplay_throughput.py [--rounds 6] [--games duel connect_four]
+    uv run python -m benchmarks.selfplay_throughput [--rounds 6] [--games duel connect_four]
         [--torch-threads 1] [--out results.json]
 
 One invocation, one process, the same machine, side by side:
@@ -11,10 +11,13 @@ One invocation, one process, the same machine, side by side:
     same vectorized game with the same network, batch, minibatch and epochs: the ceiling.
 
 For each: sampling-only env steps/s (the driver's env runner sampling one train batch of
-env steps with exploration) and end-to-end env steps/s (one `algo.train()`: sampling,
-learner connectors, PPO update, weight sync, league bookkeeping), after one warm-up
-iteration. The contenders alternate round by round (`--rounds` of each), so drifts in the
-machine's speed during the run hit every row alike. Experiments: experiments/duel_vs_based.yaml and
+env steps with exploration) and end-to-end env steps/s (one iteration of `rlp train`'s loop:
+sampling, learner connectors, PPO update, weight sync, league bookkeeping, the callbacks
+`rlp train` installs, health checks, metrics rows and any checkpoint due), after one warm-up
+iteration. (a) and (b) train through `rl_platform.train`; a round is one iteration of its loop
+(hook to hook, `on_iteration`) followed by one sampling-only round in the hook. The rows run
+one after another (`--rounds` of each): a drift in the machine's speed during the run shows
+in the spread of the per-round ratios. Experiments: experiments/duel_vs_based.yaml and
 experiments/connect_four_selfplay.yaml as shipped (their `envs_per_runner` games per runner,
 driver sampling). The plain loop plays `based` in every game where (a) and (b) play the
 league's mix; the env-step cost of both opponents is a vectorized numpy call either way.
@@ -26,55 +29,37 @@ Throughput does not depend on the seed, so rounds, not seeds, are the repetition
 """
 
 import argparse
-import functools
-import json
-import platform
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import ray
 import torch
-from plain_torch_ppo import PlainPPOConfig
-from plain_torch_ppo import run as run_plain
-from spread import ratio_line
 
-from rl_platform import load_spec
-from rl_platform.league.callback import league_extension
-from rl_platform.rllib_config import build_algorithm_config
+from benchmarks.common import EXPERIMENTS, machine_line, ratio_line, write_json
+from benchmarks.common.product import QUIET, start_ray
+from benchmarks.plain_torch_ppo import PlainPPOConfig
+from benchmarks.plain_torch_ppo import run as run_plain
+from rl_platform import load_spec, train
 
-ROOT = Path(__file__).resolve().parent.parent
-EXPERIMENTS = {
-    "duel": ROOT / "experiments" / "duel_vs_based.yaml",
-    "connect_four": ROOT / "experiments" / "connect_four_selfplay.yaml",
+GAMES = {
+    "duel": EXPERIMENTS / "duel_vs_based.yaml",
+    "connect_four": EXPERIMENTS / "connect_four_selfplay.yaml",
 }
 
 
-def _env_steps(result: dict[str, Any]) -> int:
-    runners = result.get("env_runners", {})
-    return int(runners.get("num_env_steps_sampled_lifetime", 0) or 0)
-
-
 class Contender:
-    """One row: times sampling-only and end-to-end rounds, summed over all rounds, and keeps
-    each round's rates for the spread."""
+    """One row: sampling-only and end-to-end env steps and seconds, summed over all rounds,
+    and each round's rates for the spread."""
 
     def __init__(self) -> None:
         self.sampled = self.sample_s = 0.0
         self.trained = self.train_s = 0.0
         self.rounds: list[dict[str, float]] = []
 
-    def play_round(self) -> None:
-        before = (self.sampled, self.sample_s, self.trained, self.train_s)
-        self.sample_round()
-        self.train_round()
-        sampled, sample_s, trained, train_s = (
-            now - then
-            for now, then in zip(
-                (self.sampled, self.sample_s, self.trained, self.train_s), before, strict=True
-            )
-        )
+    def add_round(self, *, sampled: float, sample_s: float, trained: float, train_s: float):
+        self.sampled, self.sample_s = self.sampled + sampled, self.sample_s + sample_s
+        self.trained, self.train_s = self.trained + trained, self.train_s + train_s
         self.rounds.append(
             {
                 "sampling_env_steps_per_s": sampled / sample_s,
@@ -82,44 +67,48 @@ class Contender:
             }
         )
 
-    def sample_round(self) -> None:
-        raise NotImplementedError
-
-    def train_round(self) -> None:
-        raise NotImplementedError
-
-    def row(self) -> dict[str, float]:
+    def row(self) -> dict[str, Any]:
         return {
             "sampling_env_steps_per_s": self.sampled / self.sample_s,
             "end_to_end_env_steps_per_s": self.trained / self.train_s,
+            "rounds": self.rounds,
         }
 
 
 class RLlibContender(Contender):
-    """An experiment file with `env.runner: runner` (the driver's env runner samples)."""
+    """An experiment file with `env.runner: runner`, trained through `rl_platform.train`;
+    this object is its `on_iteration` hook."""
 
-    def __init__(self, game: str, runner: str, run_dir: str) -> None:
+    def __init__(self, game: str, runner: str, *, rounds: int, torch_threads: int) -> None:
         super().__init__()
-        overrides = [f"env.runner={runner}", "logging.wandb=off"]
-        self.spec = load_spec(EXPERIMENTS[game], overrides=overrides)
-        extension = functools.partial(league_extension, run_dir=run_dir)
-        self.algo = build_algorithm_config(self.spec, extensions=[extension]).build_algo()
-        self.steps = _env_steps(self.algo.train())  # warm-up: first update, league init
+        overrides = [f"env.runner={runner}", *QUIET, f"stop.iterations={rounds + 1}"]
+        overrides.append(f"resources.torch_threads={torch_threads}")
+        self.spec = load_spec(GAMES[game], overrides=overrides)
+        self.steps = 0
+        self.last: float | None = None  # when the previous round ended
 
-    def sample_round(self) -> None:
+    def run(self, out_dir: str) -> None:
+        train(self.spec, out_dir=out_dir, on_iteration=self)
+
+    def __call__(self, algo: Any, metrics: dict[str, float]) -> None:
+        ended, steps = time.perf_counter(), int(metrics["env_steps"])
+        if self.last is not None:  # the first iteration is the warm-up
+            sampled, sample_s = self._sample(algo)
+            self.add_round(
+                sampled=sampled,
+                sample_s=sample_s,
+                trained=steps - self.steps,
+                train_s=ended - self.last,
+            )
+        self.steps, self.last = steps, time.perf_counter()
+
+    def _sample(self, algo: Any) -> tuple[int, float]:
+        """One train batch of env steps sampled by the driver's env runner, with exploration."""
         start, sampled = time.perf_counter(), 0
         while sampled < self.spec.training.train_batch_size:
-            self.algo.env_runner.sample(explore=True)
-            sampled += int(self.algo.env_runner.get_metrics().get("num_env_steps_sampled", 0))
-        self.sample_s += time.perf_counter() - start
-        self.sampled += sampled
-
-    def train_round(self) -> None:
-        start = time.perf_counter()
-        steps = _env_steps(self.algo.train())
-        self.train_s += time.perf_counter() - start
-        self.trained += steps - self.steps
-        self.steps = steps
+            algo.env_runner.sample(explore=True)
+            sampled += int(algo.env_runner.get_metrics().get("num_env_steps_sampled", 0))
+        return sampled, time.perf_counter() - start
 
 
 class PlainContender(Contender):
@@ -127,7 +116,7 @@ class PlainContender(Contender):
 
     def __init__(self) -> None:
         super().__init__()
-        spec = load_spec(EXPERIMENTS["duel"])
+        spec = load_spec(GAMES["duel"])
         t = spec.training
         self.config = PlainPPOConfig(
             num_games=spec.env.envs_per_runner,
@@ -144,35 +133,32 @@ class PlainContender(Contender):
             torch_threads=torch.get_num_threads(),
         )
 
-    def sample_round(self) -> None:
-        out = run_plain(self.config, env_steps=self.config.train_batch_size, sample_only=True)
-        self.sampled += out["env_steps"]
-        self.sample_s += out["sample_s"]
-
-    def train_round(self) -> None:
-        out = run_plain(self.config, env_steps=self.config.train_batch_size)
-        self.trained += out["env_steps"]
-        self.train_s += out["wall_s"]
-
-
-def measure(game: str, *, rounds: int, run_dir: str) -> dict[str, dict[str, float]]:
-    """Rows for one game; contenders alternate round by round, so a machine whose speed
-    drifts during the run slows every row alike."""
-    contenders: dict[str, Contender] = {
-        runner: RLlibContender(game, runner, f"{run_dir}/{game}_{runner}")
-        for runner in ("rllib", "vector")
-    }
-    if game == "duel":
-        contenders["plain_torch"] = PlainContender()
-    try:
+    def run(self, rounds: int) -> None:
         for _ in range(rounds):
-            for contender in contenders.values():
-                contender.play_round()
-    finally:
-        for contender in contenders.values():
-            if isinstance(contender, RLlibContender):
-                contender.algo.stop()
-    return {name: c.row() | {"rounds": c.rounds} for name, c in contenders.items()}
+            sampling = run_plain(
+                self.config, env_steps=self.config.train_batch_size, sample_only=True
+            )
+            training = run_plain(self.config, env_steps=self.config.train_batch_size)
+            self.add_round(
+                sampled=sampling["env_steps"],
+                sample_s=sampling["sample_s"],
+                trained=training["env_steps"],
+                train_s=training["wall_s"],
+            )
+
+
+def measure(game: str, *, rounds: int, torch_threads: int, run_dir: str) -> dict[str, dict]:
+    """Rows for one game, one contender after another."""
+    rows = {}
+    for runner in ("rllib", "vector"):
+        contender = RLlibContender(game, runner, rounds=rounds, torch_threads=torch_threads)
+        contender.run(f"{run_dir}/{game}_{runner}")
+        rows[runner] = contender.row()
+    if game == "duel":
+        plain = PlainContender()
+        plain.run(rounds)
+        rows["plain_torch"] = plain.row()
+    return rows
 
 
 RATIOS = {
@@ -208,20 +194,23 @@ def _ratios(rows: dict[str, dict]) -> dict[str, dict[str, Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--games", nargs="+", default=list(EXPERIMENTS), choices=EXPERIMENTS)
+    parser.add_argument("--games", nargs="+", default=list(GAMES), choices=GAMES)
     parser.add_argument("--torch-threads", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     torch.set_num_threads(args.torch_threads)
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    report: dict[str, Any] = {"machine": platform.platform(), "args": vars(args) | {"out": None}}
+    start_ray(num_cpus=2)
+    print(machine_line())
+    report: dict[str, Any] = {"machine": machine_line(), "args": vars(args) | {"out": None}}
     with tempfile.TemporaryDirectory() as run_dir:
         for game in args.games:
-            rows = measure(game, rounds=args.rounds, run_dir=run_dir)
+            rows = measure(
+                game, rounds=args.rounds, torch_threads=args.torch_threads, run_dir=run_dir
+            )
             report[game] = {"rows": rows, "ratios": _ratios(rows)}
             _print(game, report[game])
     if args.out is not None:
-        args.out.write_text(json.dumps(report, indent=2))
+        write_json(args.out, report)
 
 
 def _print(game: str, section: dict) -> None:

@@ -255,6 +255,16 @@ class LeagueCallback(RLlibCallback):
             group.foreach_env_runner(ship, local_env_runner=True)
 
 
+def driver_league(algorithm: Any) -> League:
+    """The league of a built league algorithm, as its driver callback holds it: where a
+    benchmark adds members to a live run (benchmarks/league_scaling.py)."""
+    callbacks = algorithm.callbacks
+    for callback in callbacks if isinstance(callbacks, list) else [callbacks]:
+        if isinstance(callback, LeagueCallback):
+            return callback._driver_league()
+    raise UserError("this algorithm has no league (its spec has no `league:` block)")
+
+
 def _env_runner_groups(algorithm: Any) -> list[Any]:
     groups = [algorithm.env_runner_group, getattr(algorithm, "eval_env_runner_group", None)]
     return [g for g in groups if g is not None]

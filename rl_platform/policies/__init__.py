@@ -5,7 +5,7 @@ Importing this package does not import Ray; rebuilding a learned module does (la
 """
 
 from rl_platform.policies.base import FunctionPolicy, Policy, RandomPolicy
-from rl_platform.policies.loading import EnvContext, learned_policy, load_policy
+from rl_platform.policies.loading import EnvContext, learned_parts, learned_policy, load_policy
 from rl_platform.spec.policy_uri import PolicyKind, PolicyURI, parse_policy_uri
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "PolicyKind",
     "PolicyURI",
     "RandomPolicy",
+    "learned_parts",
     "learned_policy",
     "load_policy",
     "parse_policy_uri",

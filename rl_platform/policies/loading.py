@@ -8,6 +8,7 @@
   learners (main, exploiters) from the run's latest checkpoint, scripted members their agent.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -171,10 +172,12 @@ def learned_policy(
     sample: bool,
     label: str,
     device: str = "cpu",
+    policy_class: Callable[..., Policy] | None = None,
 ) -> Policy:
     """A policy acting with `spec`'s model and these weights (a checkpoint's, or the live
     weights of a run being evaluated while it trains; None: fresh initial weights), on
-    `device`."""
+    `device`. `policy_class` builds it from `(label, rebuilt, sample=, converter=, device=)`:
+    `ModulePolicy` or a subclass (a `functools.partial` carries its own settings)."""
     from rl_platform.policies.module_policy import ModulePolicy
     from rl_platform.policies.rebuild import build_module, history_converter
 
@@ -186,4 +189,5 @@ def learned_policy(
         weights=weights,
         inference_only=True,  # acting needs no critic
     )
-    return ModulePolicy(label, rebuilt, sample=sample, converter=converter, device=device)
+    make = policy_class or ModulePolicy
+    return make(label, rebuilt, sample=sample, converter=converter, device=device)

@@ -92,6 +92,21 @@ class ModulePolicy:
             self._states.pop(key, None)
             self._windows.pop(key, None)
 
+    def reset_state(self, keys: Iterable[Hashable], *, entries: tuple[str, ...] = ("",)) -> None:
+        """Put the recurrent state entries of `keys` whose names start with one of `entries`
+        back to their initial values ("": every entry), keeping the others and the opponent
+        history: a subclass that calls it after `act` gives a policy with part of its memory
+        cut (benchmarks/common/style_arena.py). A stateless module has nothing to reset."""
+        if self._initial is None:
+            return
+        for key in keys:
+            state = self._states.get(key)
+            if state is None:
+                continue
+            for name in state:
+                if name.startswith(entries):
+                    state[name] = np.asarray(self._initial[name])
+
     def act(self, obs: Any, rng: np.random.Generator, *, keys: Sequence[Hashable]) -> np.ndarray:
         if self._converter is not None:
             obs = self._convert(obs, keys)

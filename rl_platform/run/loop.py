@@ -6,7 +6,9 @@ when due or at the stop (saved by the host first), then one report to the host w
 iteration's time went (`perf/sample_s`, `perf/learn_s`, ...: rl_platform/run/phase_clock.py).
 What differs between hosts is only where
 reports and checkpoints go (`LoopReporter`: a run folder, or Tune) and two policies: whether
-entropy collapse stops the run and whether the run checkpoints when it stops.
+entropy collapse stops the run and whether the run checkpoints when it stops. A caller of
+`rl_platform.train` (a benchmark) may watch each iteration through an `IterationHook`; its time
+counts in the iteration's `perf/other_s`.
 """
 
 import dataclasses
@@ -56,6 +58,12 @@ class Checkpoint:
     """`eval/...` metrics of this checkpoint's policy, when the loop evaluated it."""
     best_metric: str | None = None
     """The `eval/...` key whose highest value marks the run's `best` checkpoint."""
+
+
+IterationHook = Callable[[Any, dict[str, float]], str | None]
+"""Called once per iteration with the Algorithm and a copy of the iteration's metrics row
+(`eval/...` included when the loop evaluated), before the stop conditions are checked; a
+non-empty string stops the run with that reason (checkpointed like any other stop)."""
 
 
 class LoopReporter(Protocol):
@@ -124,8 +132,10 @@ class TrainingLoop:
         host_stop: Callable[[], str | None] = lambda: None,
         save_collapsed: bool = True,
         evaluate: bool = False,
+        on_iteration: IterationHook | None = None,
     ) -> None:
         self.spec, self.algo, self.reporter = spec, algo, reporter
+        self.on_iteration = on_iteration
         self.iteration, self.env_steps = start.iteration, start.env_steps
         self.stop_on_collapse, self.checkpoint_at_stop = stop_on_collapse, checkpoint_at_stop
         self.host_stop = host_stop
@@ -164,7 +174,7 @@ class TrainingLoop:
                     with self.clock.phase(EVAL):
                         checkpoint = self._evaluate(checkpoint)
                     metrics |= checkpoint.evaluation or {}
-            reason = self._stop_reason(metrics, verdict)
+            reason = self._stop_reason(metrics, verdict, self._watch(metrics))
             if checkpoint is None and self._checkpoint_due(reason, verdict):
                 checkpoint, verdict = self._try_checkpoint(verdict)
                 reason = verdict.reason if verdict.status is HealthStatus.NAN else reason
@@ -234,12 +244,17 @@ class TrainingLoop:
     def _collapse_stop(self, verdict: HealthVerdict) -> bool:
         return verdict.status is HealthStatus.COLLAPSED and self.stop_on_collapse
 
-    def _stop_reason(self, metrics: dict[str, float], verdict: HealthVerdict) -> str:
+    def _watch(self, metrics: dict[str, float]) -> str | None:
+        return self.on_iteration(self.algo, dict(metrics)) if self.on_iteration else None
+
+    def _stop_reason(
+        self, metrics: dict[str, float], verdict: HealthVerdict, watched: str | None = None
+    ) -> str:
         if verdict.status is HealthStatus.NAN or (
             verdict.status is HealthStatus.COLLAPSED and self.stop_on_collapse
         ):
             return verdict.reason
-        return self.stopper.stop_reason(metrics) or self.host_stop() or ""
+        return self.stopper.stop_reason(metrics) or self.host_stop() or watched or ""
 
     def _checkpoint_due(self, reason: str, verdict: HealthVerdict) -> bool:
         if verdict.status is HealthStatus.NAN:

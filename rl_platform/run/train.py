@@ -18,7 +18,14 @@ from rl_platform.errors import TrainingHealthError, UserError
 from rl_platform.rllib_config import ConfigExtension
 from rl_platform.run.algorithm_build import build_algorithm
 from rl_platform.run.health import HealthStatus, HealthVerdict
-from rl_platform.run.loop import Checkpoint, LoopOutcome, LoopStart, TrainingLoop, resume_from
+from rl_platform.run.loop import (
+    Checkpoint,
+    IterationHook,
+    LoopOutcome,
+    LoopStart,
+    TrainingLoop,
+    resume_from,
+)
 from rl_platform.run.progress import ProgressLine
 from rl_platform.run.resume import (
     check_same_kind_of_run,
@@ -78,13 +85,16 @@ def train(
     extensions: Sequence[ConfigExtension] = (),
     force: bool = False,
     dashboard: bool = False,
+    on_iteration: IterationHook | None = None,
 ) -> RunResult:
     """Train `spec` until a stop condition; checkpoints, metrics and logs go to the run folder.
     `out_dir` is the parent of run folders, or a storage URI string (`s3://bucket/runs`: the
     spec's `logging.storage`, run folders under `runs/`). `resume` is a run folder or one of
     its checkpoint folders. `extensions` run after the run's own
     (`rl_platform.run.algorithm_build`), e.g. a test's. `force` resumes from a checkpoint
-    flagged as collapsed. `dashboard` starts the local Ray with its dashboard."""
+    flagged as collapsed. `dashboard` starts the local Ray with its dashboard. `on_iteration`
+    watches every iteration and may stop the run (`rl_platform.run.loop.IterationHook`; the
+    benchmarks measure through it)."""
     spec, out_dir = storage_out(spec, out_dir)
     require_acting_device(
         spec.resources.acting_device,
@@ -117,7 +127,13 @@ def train(
             try:
                 with _uploaded(spec, run_dir, run_key) as uploader:
                     return _train_in(
-                        run_dir, spec, stop_request.reason, checkpoint, extensions, uploader
+                        run_dir,
+                        spec,
+                        stop_request.reason,
+                        checkpoint,
+                        extensions,
+                        uploader,
+                        on_iteration=on_iteration,
                     )
             finally:
                 stop_request.restore()
@@ -179,6 +195,8 @@ def _train_in(
     checkpoint: LoadedCheckpoint | None,
     extensions: Sequence[ConfigExtension],
     uploader: RunUploader | None,
+    *,
+    on_iteration: IterationHook | None = None,
 ) -> RunResult:
     store = CheckpointStore(run_dir / CHECKPOINTS_DIR, keep_last=spec.checkpoint.keep_last)
     algo = build_algorithm(spec, run_dir=run_dir, extra=extensions)
@@ -192,7 +210,7 @@ def _train_in(
         )
         try:
             with out_of_memory_names_the_settings(spec, store):
-                outcome = _loop(spec, algo, reporter, start, host_stop)
+                outcome = _loop(spec, algo, reporter, start, host_stop, on_iteration)
         finally:
             reporter.close()
         if outcome.verdict.status is HealthStatus.NAN:
@@ -212,6 +230,7 @@ def _loop(
     reporter: "RunFolderReporter",
     start: LoopStart,
     host_stop: Callable[[], str | None],
+    on_iteration: IterationHook | None,
 ) -> LoopOutcome:
     return TrainingLoop(
         spec,
@@ -223,6 +242,7 @@ def _loop(
         host_stop=host_stop,
         save_collapsed=False,  # a collapse stop keeps the last healthy `latest`
         evaluate=True,
+        on_iteration=on_iteration,
     ).run()
 
 

@@ -1,16 +1,10 @@
-"""`benchmarks/ray_fan_out.py`: the jobs of `opponent_encoder_value.py --parallel` run as Ray
+"""`benchmarks/common/fan_out.py`: the jobs of `opponent_encoder_value.py --parallel` run as Ray
 tasks; each outcome comes back under its key, and a failed job does not stop the others."""
-
-import sys
 
 import pytest
 import ray
 
-from tests.conftest import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))  # a scripts folder, not a package
-
-from ray_fan_out import fan_out
+from benchmarks.common.fan_out import fan_out
 
 
 def _square_or_fail(value: int, *, fail: bool = False) -> int:

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from rl_platform import load_spec, train
 from rl_platform.errors import UserError
 from rl_platform.league import LeaguePool, routing
-from rl_platform.league.callback import LeagueCallback, league_extension
+from rl_platform.league.callback import LeagueCallback, driver_league, league_extension
 from rl_platform.league.members import DEFAULT_MU
 from rl_platform.league_tools.cli import league_app
 from rl_platform.rllib_config import build_algorithm_config
@@ -78,6 +78,7 @@ def test_slots_are_frozen_main_trains_and_module_count_stays_constant(ray_local,
     algo = _build(tmp_path)
     try:
         league = _callback(algo).league
+        assert driver_league(algo) is league  # the public way in (benchmarks/league_scaling.py)
         sizes = []
         for _ in range(4):
             before = algo.learner_group.get_weights()

@@ -15,7 +15,7 @@ from ray.rllib.core.columns import Columns
 
 from rl_platform.envs.duel.arena import play_games
 from rl_platform.evaluation.envs import EnvTarget, probe_env
-from rl_platform.policies import EnvContext, load_policy
+from rl_platform.policies import EnvContext, learned_policy, load_policy
 from rl_platform.policies.module_policy import ModulePolicy
 from rl_platform.policies.rebuild import build_module, history_converter
 from rl_platform.sampling.model_inputs import HistoryInputs
@@ -101,3 +101,35 @@ def test_arena_policy_logits_equal_the_learner_forward_over_a_whole_game() -> No
         )[Columns.ACTION_DIST_INPUTS][0]
     acted = torch.stack([step[0] for step in logits[:steps]])
     torch.testing.assert_close(acted, learned, atol=1e-5, rtol=1e-5)
+
+
+class _HistoryCutPolicy(ModulePolicy):
+    """Forgets the encoder's key/value cache after every step (as the encoder benchmark's
+    memory-cut rows do), through the public hook and method only."""
+
+    def act(self, obs, rng, *, keys):
+        actions = super().act(obs, rng, keys=keys)
+        self.reset_state(keys, entries=("kv",))
+        return actions
+
+
+def test_a_policy_class_resets_the_named_state_entries_and_keeps_the_others() -> None:
+    spec = validate_spec_data(SPEC)
+    observation_space, action_space = probe_env(EnvTarget(spec.env.id)).spaces["player_0"]
+    context = EnvContext(spec.env.id, observation_space, action_space)
+    torch.manual_seed(0)
+    policy = learned_policy(
+        spec, None, env=context, sample=False, label="cut", policy_class=_HistoryCutPolicy
+    )
+    assert isinstance(policy, _HistoryCutPolicy)
+    initial = policy.module.get_initial_state()
+    rng, obs = np.random.default_rng(0), observation_space.sample()[None]
+    for _ in range(3):
+        policy.act(obs, rng, keys=[0])
+    state = policy.state(0)
+    assert any(name.startswith("kv") for name in state) and any(
+        not name.startswith("kv") for name in state
+    )
+    for name, value in state.items():
+        same = np.allclose(np.asarray(value), np.asarray(initial[name]))
+        assert same == name.startswith("kv"), name

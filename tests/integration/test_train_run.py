@@ -89,6 +89,20 @@ def test_export_writes_policy_weights_only(ray_local, tmp_path):
         np.testing.assert_array_equal(tensors[name], array)
 
 
+def test_an_iteration_hook_sees_every_iteration_and_can_stop_the_run(ray_local, tmp_path):
+    seen: list[tuple[int, bool]] = []
+
+    def hook(algo, metrics: dict[str, float]) -> str | None:
+        seen.append((int(metrics["iteration"]), algo.get_module() is not None))
+        return "enough for the hook" if metrics["iteration"] >= 2 else None
+
+    spec = _spec("logging.wandb=off", "logging.tensorboard=false", "stop.iterations=5")
+    result = train(spec, out_dir=tmp_path, on_iteration=hook)
+    assert seen == [(1, True), (2, True)]
+    assert result.iterations == 2 and result.stop_reason == "enough for the hook"
+    assert (result.run_dir / "checkpoints" / "latest").read_text().strip() == "iter_000002"
+
+
 def test_seeded_cartpole_ppo_learns_within_60k_steps(ray_local, tmp_path):
     spec = load_spec(
         EXPERIMENTS / "cartpole_ppo.yaml",

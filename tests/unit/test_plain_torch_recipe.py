@@ -1,5 +1,6 @@
 """benchmarks/plain_torch_recipe.py, the plain-torch yardstick of the reference recipe, at tiny
-sizes on CPU (no Ray)."""
+sizes on CPU (no Ray). `benchmarks` is a package at the repository root, as `uv run python -m
+benchmarks.plain_torch_recipe` runs it."""
 
 import ast
 import dataclasses
@@ -12,10 +13,8 @@ import numpy as np
 import pytest
 import torch
 
+import benchmarks.plain_torch_recipe as recipe
 from tests.conftest import REPO_ROOT
-
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))  # a scripts folder, not a package
-import plain_torch_recipe as recipe
 
 TINY = ["--device", "cpu", "--layers", "2", "--d-model", "16", "--heads", "2", "--lstm", "16"]
 TINY += ["--history", "8", "--num-games", "8", "--rollout", "8", "--minibatch", "32"]
@@ -107,11 +106,16 @@ def test_fragments_are_cut_after_game_ends() -> None:
 
 def test_importing_the_benchmark_imports_no_ray() -> None:
     code = (
-        f"import sys; sys.path.insert(0, {str(REPO_ROOT / 'benchmarks')!r}); "
-        "import plain_torch_recipe; "
+        "import benchmarks.plain_torch_recipe; "
         f"print([m for m in sys.modules if m.split('.')[0] == 'ray' or m in {ADAPTERS!r}])"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", f"import sys; {code}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO_ROOT,  # as `python -m benchmarks.plain_torch_recipe` runs from the root
+    )
     assert out.stdout.strip() == "[]"
 
 

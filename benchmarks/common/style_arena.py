@@ -1,11 +1,13 @@
 """A trained duel run against the scripted styles, as `benchmarks/opponent_encoder_value.py`
 evaluates it: win rates per style (seats alternating, in the duel's vectorized arena), greedy
 and sampled, the mean over styles, against `counter` also per blind spot, and the same for the
-run's memory-cut twins (`CUTS`).
+run's memory-cut twins (`CUTS`). The trained weights come from `rl_platform.policies.
+learned_parts`, the twins from `learned_policy`'s `policy_class` hook.
 
-    from style_arena import CUTS, evaluate, print_table
+    from benchmarks.common.style_arena import CUTS, evaluate, print_table
 """
 
+import functools
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,17 +15,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from benchmarks.common.arena import duel_context, duel_policy, play
 from rl_platform.envs.duel.counter import BLIND_SPOTS, wins_by_blind_spot
 from rl_platform.envs.duel.scripted import ActFn
-from rl_platform.evaluation.arena_games import arena_episodes
-from rl_platform.evaluation.envs import EnvTarget, probe_env
-from rl_platform.evaluation.summary import summarize
-from rl_platform.policies import EnvContext, learned_policy, load_policy
+from rl_platform.policies import EnvContext, learned_parts, learned_policy
 from rl_platform.policies.module_policy import ModulePolicy
-from rl_platform.policies.rebuild import build_module, history_converter
 from rl_platform.spec import ExperimentSpec
-from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
-from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 
 HISTORY_CUT = "transformer_lstm, history cut"
 ALL_MEMORY_CUT = "transformer_lstm, all memory cut"
@@ -48,49 +45,21 @@ class ForgetfulPolicy(ModulePolicy):
 
     def act(self, obs: Any, rng: np.random.Generator, *, keys: Sequence[Hashable]) -> np.ndarray:
         actions = super().act(obs, rng, keys=keys)
-        for key in keys:
-            state = self._states[key]
-            for name in state:
-                if name.startswith(self.forgets):
-                    state[name] = np.asarray(self._initial[name])
+        self.reset_state(keys, entries=self.forgets)
         return actions
 
 
 def trained_policy(
-    spec: ExperimentSpec, run_dir: Path, *, sample: bool, forgets: tuple[str, ...] | None
-) -> Any:
-    """The trained `main` policy; with `forgets`, its memory-cut twin (`CUTS`)."""
-    loaded = load_checkpoint(resolve_checkpoint(run_dir))
-    weights = module_weights(loaded.parts[ALGORITHM_PART])["main"]
-    target = EnvTarget(spec.env.id)
-    observation_space, action_space = probe_env(target).spaces["player_0"]
-    context = EnvContext(spec.env.id, observation_space, action_space)
-    if forgets is None:
-        return learned_policy(spec, weights, env=context, sample=sample, label=spec.name), context
-    converter = history_converter(spec, observation_space)
-    rebuilt = build_module(
-        spec,
-        observation_space=converter.observation_space if converter else observation_space,
-        action_space=action_space,
-        weights=weights,
-        inference_only=True,
-    )
-    policy = ForgetfulPolicy(
-        spec.name, rebuilt, sample=sample, converter=converter, forgets=forgets
+    run_dir: Path, *, sample: bool, forgets: tuple[str, ...] | None
+) -> tuple[Any, EnvContext]:
+    """The run's trained policy (its latest checkpoint); with `forgets`, its memory-cut twin."""
+    spec, weights = learned_parts(f"checkpoint://{run_dir}")
+    context = duel_context()
+    policy_class = None if forgets is None else functools.partial(ForgetfulPolicy, forgets=forgets)
+    policy = learned_policy(
+        spec, weights, env=context, sample=sample, label=spec.name, policy_class=policy_class
     )
     return policy, context
-
-
-def win_rate(policy: Any, opponent: Any, *, games: int, seed: int) -> float:
-    """Seats alternating, in the duel's arena (as `rlp eval --seat alternate` plays it)."""
-    records = arena_episodes(
-        {"policy": policy, "opponent": opponent},
-        episodes=games,
-        seat="alternate",
-        seed=seed,
-        env_kwargs={},
-    )
-    return float(summarize(records, "policy")["win_rate"])
 
 
 def evaluate(
@@ -103,11 +72,12 @@ def evaluate(
 ) -> dict:
     row: dict[str, float] = {}
     for mode in ("greedy", "sampled"):
-        policy, context = trained_policy(spec, run_dir, sample=mode == "sampled", forgets=forgets)
+        policy, _ = trained_policy(run_dir, sample=mode == "sampled", forgets=forgets)
         rates = []
         for style in styles:
-            opponent = load_policy(f"scripted://duel/{style}", env=context)
-            rates.append(win_rate(policy, opponent, games=games, seed=spec.seed or 0))
+            opponent = duel_policy(f"scripted://duel/{style}")
+            result = play(policy, opponent, games=games, seed=spec.seed or 0)
+            rates.append(result["win_rate"])
             row[f"{mode}/{style}"] = rates[-1]
         row[f"{mode}/mean"] = float(np.mean(rates))
         if "counter" in styles:

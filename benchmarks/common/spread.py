@@ -4,7 +4,7 @@ Every such script runs `--seeds` (three by default; `--quick` runs the first onl
 each ratio as its median, minimum and maximum over the seeds. A goal counts as met only when
 the median meets it: one lucky seed is an anecdote, not a result.
 
-    from spread import add_seed_options, seeds_to_run, ratio_line
+    from benchmarks.common import add_seed_options, ratio_line, seeds_to_run
 """
 
 import argparse

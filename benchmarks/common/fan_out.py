@@ -1,6 +1,6 @@
 """Run a benchmark's independent jobs as Ray tasks, as many at once as the Ray it joins fits.
 
-    from ray_fan_out import fan_out
+    from benchmarks.common.fan_out import fan_out
 
     for key, outcome in fan_out(work, {key: (args, kwargs), ...}, num_cpus=2):
         ...  # `outcome` is the job's return value, or the error that ended it
@@ -9,21 +9,23 @@ Joins the cluster in RAY_ADDRESS (inside `ray job submit`, or set by hand), else
 Ray with every core of this machine (`rl_platform.utils.ray_session.ensure_ray`). Each job runs
 in a Ray worker of its own with `num_cpus` reserved, so a 64-core cluster trains 32 runs of 2
 threads side by side where one machine trains them one after another. `work` is pickled by
-value, with its own module and every module of this folder (no package a worker could import),
-so the workers need `rl_platform` installed, not the benchmarks folder on their path. A job that
+value, with its own module and every module of the `benchmarks` package, so the workers need
+`rl_platform` installed, not the benchmarks folder on their path. A job that
 fails does not stop the others: its error comes back in its place, and no job is retried (a
 training that crashed once would crash again; its half-written run folder stays, to read).
 """
 
 import sys
 from collections.abc import Callable, Hashable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import ray
 import ray.cloudpickle
 
 from rl_platform.utils.ray_session import ensure_ray
+
+PACKAGE = __name__.split(".")[0]
+"""`benchmarks`: every module in it goes to the workers by value."""
 
 
 def fan_out(
@@ -51,11 +53,10 @@ def fan_out(
 
 
 def _send_by_value(work: Callable[..., Any]) -> None:
-    """A job's code lives in a script or in this folder's modules (`style_arena`, ...), which a
-    worker cannot import: cloudpickle sends them with the job instead of by name."""
-    folder = Path(__file__).resolve().parent
-    for module in list(sys.modules.values()):
-        file = getattr(module, "__file__", None)
-        ours = module.__name__ == work.__module__ or (file and Path(file).parent == folder)
-        if ours and module.__name__ != "__main__":  # `__main__` goes by value anyway
+    """A job's code lives in a script or in the `benchmarks` package (`benchmarks.common.
+    style_arena`, ...), which a worker may not be able to import: cloudpickle sends them with
+    the job instead of by name."""
+    for name, module in list(sys.modules.items()):
+        ours = name == work.__module__ or name.split(".")[0] == PACKAGE
+        if ours and name != "__main__":  # `__main__` goes by value anyway
             ray.cloudpickle.register_pickle_by_value(module)
