@@ -34,7 +34,7 @@ def test_knowing_the_plan_beats_the_best_fixed_responder() -> None:
     responders = {name: get_scripted("duel", name).build({}) for name in PLANS}
     responders["based"] = get_scripted("duel", "based").build({})
     table = {
-        name: wins_by_plan(lambda agent=agent: agent, games=40, seed=11)
+        name: wins_by_plan(lambda agent=agent: agent, games=20, seed=11)
         for name, agent in responders.items()
     }
     memoryless_ceiling = max(np.mean(list(row.values())) for row in table.values())
