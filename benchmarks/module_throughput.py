@@ -39,7 +39,7 @@ from rl_platform.modules.transformer_lstm_net import (
     TransformerLSTMBase,
     transformer_lstm_net_for,
 )
-from rl_platform.spec.model import TransformerLSTMModelSpec
+from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
 
 # The duel's sizes: 64-wide observation split into own [0, 32] and opponent [32, 64].
 OBS_DIM = 32

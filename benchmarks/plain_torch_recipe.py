@@ -56,7 +56,7 @@ from rl_platform.envs.vector_game import VectorStep
 from rl_platform.modules.nets import count_parameters
 from rl_platform.modules.transformer_lstm_net import State, transformer_lstm_net_for
 from rl_platform.observation_keys import HISTORY_KEY, MASK_KEY, SELF_KEY
-from rl_platform.spec.model import TransformerLSTMModelSpec
+from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
 from rl_platform.spec.training import PPOTraining
 from rl_platform.teachers import DUEL_ENV, scripted_act
 from rl_platform.utils.atomic import write_json_atomic

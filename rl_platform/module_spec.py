@@ -1,10 +1,15 @@
 """The one place that turns a spec's `model:` into an RLModule spec, for training and loading.
 
 `module_spec_for(spec)` is what `rllib_config` hands to RLlib (per module for multi-agent
-envs); `resolved_module_spec(spec, ...)` completes it for given spaces exactly as RLlib does
-at training time (the algorithm's default module class and model config fill the gaps), so
-`rlp eval` rebuilds a checkpoint's module without building an algorithm.
+envs): the model type's `rl_module` (rl_platform/spec/model_type.py), imported here, so the
+spec stays Ray-free. `resolved_module_spec(spec, ...)` completes it for given spaces exactly as
+RLlib does at training time (the algorithm's default module class and model config fill the
+gaps), so `rlp eval` rebuilds a checkpoint's module without building an algorithm.
+`mlp_module_spec` is the MLP type's `rl_module`.
 """
+
+import importlib
+from typing import Any
 
 import gymnasium as gym
 from ray.rllib.core import DEFAULT_MODULE_ID
@@ -14,7 +19,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from rl_platform.algorithms import algorithm_config_class
 from rl_platform.envs.registry import agent_observation_spaces
 from rl_platform.errors import SpecError
-from rl_platform.modules import mlp_module_class_for, module_class_for
+from rl_platform.modules import mlp_module_class_for
 from rl_platform.spec import ExperimentSpec
 
 # Algorithms whose learners read ACTION_DIST_INPUTS and values (ValueFunctionAPI), which is
@@ -68,16 +73,36 @@ def _stock_mlp_spec(spec: ExperimentSpec) -> RLModuleSpec:
     return RLModuleSpec(model_config=model_config)
 
 
-def module_spec_for(spec: ExperimentSpec) -> RLModuleSpec:
-    """The RLModule spec of the spec's learning module(s), before spaces are known."""
-    if spec.model.type not in ("default", "mlp"):
-        return RLModuleSpec(
-            module_class=module_class_for(spec.model.type),
-            model_config=dict(spec.model.settings),
-        )
+def mlp_module_spec(spec: ExperimentSpec) -> RLModuleSpec:
+    """`model.type: mlp`: RLlib's catalog module (a CNN under `atari`), or our masked MLP for
+    envs observing an action mask."""
     if "atari" not in spec.env.wrappers and (masked := _masked_mlp_spec(spec)) is not None:
         return masked
     return _stock_mlp_spec(spec)
+
+
+def _rl_module(spec: ExperimentSpec) -> Any:
+    """The model type's `rl_module`, imported if it is a path. A user's type was imported
+    from the working directory while the spec validated, so its modules import the same way."""
+    target = spec.model.rl_module
+    if not isinstance(target, str):
+        return target
+    module_name, _, attribute = target.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as err:
+        raise SpecError(
+            [f"model.type {spec.model.type}: its rl_module {target!r} cannot be loaded: {err}"],
+            source="model",
+        ) from None
+
+
+def module_spec_for(spec: ExperimentSpec) -> RLModuleSpec:
+    """The RLModule spec of the spec's learning module(s), before spaces are known."""
+    target = _rl_module(spec)
+    if isinstance(target, type):
+        return RLModuleSpec(module_class=target, model_config=dict(spec.model.settings))
+    return target(spec)
 
 
 def resolved_module_spec(

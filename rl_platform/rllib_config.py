@@ -25,7 +25,6 @@ from rl_platform.sampling.wiring import vector_runner_extension
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.training import BCTraining, DQNTraining, PPOTraining, SACTraining
 
-STATEFUL_MODEL_TYPES = ("lstm", "transformer_lstm")
 # PettingZoo AEC games: one agent acts per env step. Every such game in the catalog
 # (rl_platform/envs/catalog.py) is a two-player game.
 TURN_BASED_PREFIX = "pettingzoo/"
@@ -137,14 +136,14 @@ def _keep_states_across_cuts(config: AlgorithmConfig, spec: ExperimentSpec) -> A
 
 def _apply_modules(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
     module_spec = module_spec_for(spec)
-    if spec.model.type == "transformer_lstm":
+    if (history := spec.model.opponent_history()) is not None:
         connector = history_connector_for(
-            dict(spec.model.settings), multi_agent=is_multi_agent(spec.env.id, spec.env.kwargs)
+            history, multi_agent=is_multi_agent(spec.env.id, spec.env.kwargs)
         )
         config = config.env_runners(env_to_module_connector=connector)
     if not is_multi_agent(spec.env.id, spec.env.kwargs):
         return config.rl_module(rl_module_spec=module_spec)
-    if spec.model.type in STATEFUL_MODEL_TYPES:
+    if spec.model.stateful:
         config = _keep_states_across_cuts(config, spec)
     # Without a league, every agent shares one learning module (naive self-play).
     config = config.multi_agent(

@@ -23,7 +23,7 @@ from rl_platform.modules.lstm_net import LSTMActorCriticNet
 from rl_platform.modules.nets import flat_dim
 from rl_platform.modules.recurrent_module import RecurrentActorCriticModule
 from rl_platform.observation_keys import ACTION_MASK_KEY, MASKED_OBS_KEY
-from rl_platform.spec.model import LSTMModelSpec
+from rl_platform.spec.model_types.lstm import LSTMModelSpec
 
 
 class LSTMActorCriticModule(RecurrentActorCriticModule):

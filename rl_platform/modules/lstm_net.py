@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from rl_platform.modules.nets import MLP, ActionHead, LSTMCore, ValueHead, apply_action_mask
-from rl_platform.spec.model import LSTMModelSpec
+from rl_platform.spec.model_types.lstm import LSTMModelSpec
 
 State = dict[str, torch.Tensor]
 

@@ -8,7 +8,7 @@ encode. Plain Box observations keep RLlib's stock module; this module accepts th
 mask), e.g. for tests.
 
 model_config keys: those of the spec's `mlp` model, `hidden` [256, 256], `activation` tanh,
-`vf_share_layers` false (rl_platform/spec/model.py, MLPModelSpec). Network:
+`vf_share_layers` false (rl_platform/spec/model_types/mlp.py, MLPModelSpec). Network:
 rl_platform/modules/masked_mlp_net.py. Actions: Discrete, MultiDiscrete (masks allowed),
 1-D Box (no mask).
 
@@ -44,7 +44,7 @@ from rl_platform.modules.masked_mlp_net import MaskedMLPNet
 from rl_platform.modules.nets import action_dist_input_dim
 from rl_platform.modules.recurrent_module import RLLIB_MODEL_KEYS, action_dist_cls_for
 from rl_platform.observation_keys import ACTION_MASK_KEY, MASKED_OBS_KEY
-from rl_platform.spec.model import MLPModelSpec
+from rl_platform.spec.model_types.mlp import MLPModelSpec
 
 
 def _masked_obs_space(space: gym.Space) -> tuple[gym.spaces.Box, int | None]:

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from rl_platform.modules.nets import MLP, ActionHead, ValueHead, apply_action_mask
-from rl_platform.spec.model import MLPModelSpec
+from rl_platform.spec.model_types.mlp import MLPModelSpec
 
 
 class MaskedMLPNet(nn.Module):

@@ -9,7 +9,7 @@ returns "opponent_prediction" [B, T, D] for the learner's auxiliary loss), oppon
 
 Batch contract. The module never sees raw env observations: the env-to-module connector
 `OpponentHistory` (rl_platform/connectors/opponent_history.py, built by
-`rl_platform.modules.history_connector_for(model_config)`) replaces each observation by
+`rl_platform.modules.history_connector_for(model.opponent_history())`) replaces each observation by
     batch[Columns.OBS] = {
         "obs":              float32 [B, T, obs_dim]   own features (obs_split.self)
         "opponent_history": float32 [B, T, F, D]      last F opponent frames, oldest first,
@@ -39,7 +39,7 @@ from rl_platform.modules.nets import flat_dim
 from rl_platform.modules.recurrent_module import RecurrentActorCriticModule
 from rl_platform.modules.transformer_lstm_net import transformer_lstm_net_for
 from rl_platform.observation_keys import ACTION_MASK_KEY, HISTORY_KEY, MASK_KEY, SELF_KEY
-from rl_platform.spec.model import TransformerLSTMModelSpec
+from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
 
 
 class TransformerLSTMModule(RecurrentActorCriticModule):

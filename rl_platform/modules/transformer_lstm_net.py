@@ -41,7 +41,7 @@ from rl_platform.modules.nets import (
 from rl_platform.modules.streaming_encoder import SlidingWindow, StreamingEncoder, cached_attention
 from rl_platform.modules.transformer import ConditionedExtractor, StrategyEncoder, key_padding
 from rl_platform.observation_keys import HISTORY_KEY, MASK_KEY, SELF_KEY
-from rl_platform.spec.model import TransformerLSTMModelSpec
+from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
 
 State = dict[str, torch.Tensor]
 # Streaming state keys besides "h", "c" (StreamingTransformerLSTMNet).

@@ -20,15 +20,14 @@ from rl_platform.module_spec import resolved_module_spec
 from rl_platform.spec import ExperimentSpec, load_spec
 from rl_platform.storage.layout import SPEC_FILE
 
-TRANSFORMER_LSTM = "transformer_lstm"
-
 
 @dataclass(frozen=True)
 class RebuiltModule:
     module: Any
     """The torch RLModule, in eval mode, with the checkpoint's weights."""
     observation_space: gym.Space
-    """What the module reads (the history-converted space for transformer_lstm)."""
+    """What the module reads (the history-converted space for a model reading the opponent's
+    history, as transformer_lstm)."""
     action_space: gym.Space
     normalize_actions: bool
     clip_actions: bool
@@ -47,18 +46,18 @@ def load_run_spec(run_dir: Path) -> ExperimentSpec:
 
 
 def history_converter(spec: ExperimentSpec, raw_space: gym.Space) -> Any | None:
-    """An `OpponentHistory` connector for transformer_lstm runs (used as a converter), else None."""
-    if spec.model.type != TRANSFORMER_LSTM:
+    """An `OpponentHistory` connector (used as a converter) for a model that reads the
+    opponent's history (`opponent_history()`, as transformer_lstm), else None."""
+    history = spec.model.opponent_history()
+    if history is None:
         return None
     from rl_platform.connectors.opponent_history import OpponentHistory
-    from rl_platform.spec.model import TransformerLSTMModelSpec
 
-    config, _ = TransformerLSTMModelSpec.from_model_config(dict(spec.model.settings))
     return OpponentHistory(
         raw_space,
         None,
-        history=config.input_frames,
-        obs_split=config.obs_split,
+        history=history.frames,
+        obs_split=history.obs_split,
         multi_agent=False,
     )
 

@@ -1,6 +1,7 @@
 """What a model sees per seat: raw observations, or raw + a rolling opponent history (no Ray).
 
-The transformer_lstm model reads `{obs, opponent_history [H, D], history_mask [H]}`, which
+A model whose type has `opponent_history()` (transformer_lstm) reads
+`{obs, opponent_history [H, D], history_mask [H]}`, which
 the stock path builds per agent and step in the `OpponentHistory` connector
 (rl_platform/connectors/opponent_history.py). `HistoryInputs` keeps the same windows as
 arrays `[N, P, H, D]`: a seat's window gets a frame each time the seat observes (acts), a
@@ -24,7 +25,7 @@ from rl_platform.observation_keys import (
     MASKED_OBS_KEY,
     SELF_KEY,
 )
-from rl_platform.spec.model import TransformerLSTMModelSpec
+from rl_platform.spec.model_type import OpponentHistoryInputs
 
 
 class RawInputs:
@@ -125,10 +126,11 @@ def _place(values: dict[str, np.ndarray], rows: np.ndarray, num_games: int) -> d
     return out
 
 
-def model_inputs_for(model_config: Mapping[str, Any], model_type: str) -> Any:
-    """`HistoryInputs` for transformer_lstm (`input_frames` of its `history` and `encoder`,
-    and its `obs_split`), else raw."""
-    if model_type != "transformer_lstm":
+def model_inputs_for(history: OpponentHistoryInputs | None) -> RawInputs | HistoryInputs:
+    """`HistoryInputs` for a model that reads the opponent's history (the model type's
+    `opponent_history()`, as transformer_lstm), else raw."""
+    if history is None:
         return RawInputs()
-    config, _ = TransformerLSTMModelSpec.from_model_config(dict(model_config))
-    return HistoryInputs(history=config.input_frames, obs_split=model_config["obs_split"])
+    if history.obs_split is None:
+        raise ValueError("a model reading the opponent's history needs model.obs_split")
+    return HistoryInputs(history=history.frames, obs_split=history.obs_split)

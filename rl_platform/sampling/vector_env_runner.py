@@ -20,7 +20,7 @@ league's slot plan (`seat_plan.SeatPlan`), results go to the league callback's m
 
 import math
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -49,6 +49,7 @@ from rl_platform.sampling.rollout import (
 )
 from rl_platform.sampling.seat_plan import SeatPlan
 from rl_platform.sampling.seat_states import ChunkPositions, flat_rows
+from rl_platform.spec.model_type import OpponentHistoryInputs
 
 MAIN_MODULE = MAIN_MODULE_ID
 
@@ -62,9 +63,11 @@ class VectorRunnerSettings:
     """`module:attribute` of a `VectorGame` class taking `(num_games, **kwargs)`."""
     game_kwargs: dict[str, Any]
     seed: int | None
-    model_type: str = "mlp"
-    model_config: dict[str, Any] = field(default_factory=dict)
-    """The spec's model keys: transformer_lstm reads `history` and `obs_split` from them."""
+    history: OpponentHistoryInputs | None = None
+    """The model's opponent-history window (its type's `opponent_history()`), if it reads one."""
+    opponent_actions: bool = False
+    """The model learns to infer the opponent's actions (its type's `opponent_actions_key()`):
+    record them per step."""
     acting_device: str = "cpu"
     """Where the torch modules act and the seats' recurrent states live (`cpu`, `cuda`)."""
     cuda_graphs: bool = True
@@ -175,7 +178,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         seed = None if settings.seed is None else settings.seed + 1000 * (self.worker_index or 0)
         start = game.reset(seed=seed)
         self._obs, self._acting = start.obs, start.acting
-        self._inputs = model_inputs_for(settings.model_config, settings.model_type)
+        self._inputs = model_inputs_for(settings.history)
         self._model_obs = self._inputs.start(self._obs, self._acting)
         self._module_ids = tuple(self.module.keys())
         self._main = MAIN_MODULE if MAIN_MODULE in self._module_ids else self._module_ids[0]
@@ -263,8 +266,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
 
     def _infers_opponent_actions(self) -> bool:
         """Whether `main` learns to infer the opponent's actions (`model.opponent_action`)."""
-        config = getattr(self.module[self._main], "parsed_config", None)
-        return self.game.num_seats == 2 and getattr(config, "opponent_action", 0.0) > 0
+        return self.game.num_seats == 2 and self._settings().opponent_actions
 
     def _act(
         self, arrays: RolloutArrays, row: int, *, explore: bool, trained_actions: list

@@ -28,8 +28,8 @@ def vector_runner_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> Al
         game_factory=factory,
         game_kwargs=kwargs,
         seed=kwargs.get("seed", spec.seed),
-        model_type=spec.model.type,
-        model_config=dict(spec.model.settings),
+        history=spec.model.opponent_history(),
+        opponent_actions=spec.model.opponent_actions_key() is not None,
         acting_device=spec.resources.acting_device,
         cuda_graphs=spec.resources.cuda_graphs,
     )

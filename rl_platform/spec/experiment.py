@@ -10,7 +10,8 @@ from rl_platform.spec.base import SpecModel
 from rl_platform.spec.bc import BCSpec
 from rl_platform.spec.evaluation import EvaluationSpec
 from rl_platform.spec.league import LeagueSpec
-from rl_platform.spec.model import MLPModelSpec, ModelSpec, TransformerLSTMModelSpec
+from rl_platform.spec.model import ModelSpec
+from rl_platform.spec.model_types.mlp import MLPModelSpec
 from rl_platform.spec.runner_choice import RunnerChoice, choose_runner
 from rl_platform.spec.search import Distribution, SearchSpec
 from rl_platform.spec.search_paths import canonical_param_path
@@ -172,9 +173,10 @@ class ExperimentSpec(SpecModel):
 
     @model_validator(mode="after")
     def _history_split_given(self) -> "ExperimentSpec":
-        if isinstance(self.model, TransformerLSTMModelSpec) and self.model.obs_split is None:
+        history = self.model.opponent_history()
+        if history is not None and history.obs_split is None:
             raise ValueError(
-                "model.obs_split is required for transformer_lstm, e.g. "
+                f"model.obs_split is required for {self.model.type}, e.g. "
                 "{self: [0, 32], opponent: [32, 64]} or {self: <key>, opponent: <key>}"
             )
         return self
@@ -207,15 +209,15 @@ class ExperimentSpec(SpecModel):
 
     @model_validator(mode="after")
     def _opponent_actions_recorded(self) -> "ExperimentSpec":
-        model = self.model
-        if not isinstance(model, TransformerLSTMModelSpec) or model.opponent_action == 0:
+        key = self.model.opponent_actions_key()
+        if key is None:
             return self
         runner = self.runner_choice()  # `_runner_fits` has checked that it resolves
         if runner.kind != "vector":
             raise ValueError(
-                f"model.opponent_action {model.opponent_action} needs the opponent's actions, "
+                f"model.{key} {getattr(self.model, key)} needs the opponent's actions, "
                 f"which only the array runner records, and this spec runs on RLlib's runner "
-                f"({runner.reason}); set model.opponent_action: 0 or use an env with a "
+                f"({runner.reason}); set model.{key}: 0 or use an env with a "
                 "vectorized game core (docs/modules.md)"
             )
         return self

@@ -13,16 +13,29 @@ from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from rl_platform.spec.model import MODEL_TYPES
+from rl_platform.spec.model import MODEL_TYPES, model_type_named
 from rl_platform.spec.training import DQNTraining, PPOTraining, SACTraining
 
 _TRAINING_BY_TAG = {"PPO": PPOTraining, "APPO": PPOTraining, "IMPALA": PPOTraining}
 _TRAINING_BY_TAG |= {"DQN": DQNTraining, "SAC": SACTraining}
-# Discriminated unions put the tag into the error location: ("training", "PPO", "lr").
+# Discriminated unions put the tag into the error location: ("training", "PPO", "lr"); so does
+# the `model:` field (spec/model.py), whose tag may also be a user's `package.module:SpecClass`.
 _UNION_TAGS: dict[str, dict[str, type[BaseModel]]] = {
     "training": _TRAINING_BY_TAG,
     "model": MODEL_TYPES,
 }
+
+
+def _tagged_model(section: Any, tag: Any) -> type[BaseModel] | None:
+    """The model a tag in an error location stands for, or None if `tag` is no tag."""
+    if tag in _UNION_TAGS.get(section, {}):
+        return _UNION_TAGS[section][tag]
+    if section == "model" and isinstance(tag, str) and ":" in tag:
+        try:
+            return model_type_named(tag)  # a user's type, imported while validating
+        except ValueError:
+            return None
+    return None
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -51,9 +64,9 @@ def _walk(root: type[BaseModel], loc: tuple[Any, ...]) -> tuple[type[BaseModel] 
     for index, key in enumerate(loc):
         if model is None:
             return None, None
-        tags = _UNION_TAGS.get(loc[index - 1], {}) if index else {}
-        if key in tags:
-            model = tags[key]
+        tagged = _tagged_model(loc[index - 1], key) if index else None
+        if tagged is not None:
+            model = tagged
             continue
         field = model.model_fields.get(key) if isinstance(key, str) else None
         if field is None:
@@ -72,7 +85,7 @@ def _dotted(loc: tuple[Any, ...]) -> str:
     parts = [
         str(p)
         for i, p in enumerate(loc)
-        if not (i == 1 and p in _UNION_TAGS.get(loc[0], {})) and p != "[key]"
+        if not (i == 1 and _tagged_model(loc[0], p) is not None) and p != "[key]"
     ]
     return ".".join(parts) or "<root>"
 

@@ -28,6 +28,7 @@ from rl_platform.envs.rps_history import OBS_SPLIT, RPSHistoryEnv, outcome
 from rl_platform.modules import history_connector_for
 from rl_platform.modules.lstm_module import LSTMActorCriticModule
 from rl_platform.modules.transformer_lstm_module import TransformerLSTMModule
+from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
 
 CARTPOLE_BUDGET = 40_000  # env steps
 # Quick version: the LSTM reaches 100 after ~8k steps here (150 after ~13k), the MLP stays
@@ -127,7 +128,9 @@ def _rps_config(*, reveal_history: bool) -> PPOConfig:
         .env_runners(
             num_env_runners=0,
             num_envs_per_env_runner=8,
-            env_to_module_connector=history_connector_for(model),
+            env_to_module_connector=history_connector_for(
+                TransformerLSTMModelSpec.from_model_config(model)[0].opponent_history()
+            ),
         )
         .rl_module(
             rl_module_spec=RLModuleSpec(module_class=TransformerLSTMModule, model_config=model)

@@ -14,8 +14,9 @@ from ray.rllib.core.rl_module.apis import TARGET_NETWORK_ACTION_DIST_INPUTS
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 
 from rl_platform.errors import SpecError
-from rl_platform.modules import module_class_for
 from rl_platform.modules.lstm_module import LSTMActorCriticModule
+from rl_platform.spec.model import MODEL_TYPES
+from rl_platform.utils.user_code import load_entry_point
 
 SMALL = {"encoder": [8], "lstm_cell_size": 12, "actor": [8], "critic": [8], "max_seq_len": 4}
 OBS = gym.spaces.Box(-1.0, 1.0, (4,), np.float32)
@@ -44,10 +45,8 @@ def _batch(module: RLModule, obs, batch_size: int) -> dict:
     return {Columns.OBS: obs, Columns.STATE_IN: _state(module, batch_size)}
 
 
-def test_module_class_for_and_defaults_written_back() -> None:
-    assert module_class_for("lstm") is LSTMActorCriticModule
-    with pytest.raises(SpecError):
-        module_class_for("gru")
+def test_the_model_type_names_the_module_and_defaults_are_written_back() -> None:
+    assert load_entry_point(MODEL_TYPES["lstm"].rl_module, label="") is LSTMActorCriticModule
     module = LSTMActorCriticModule(
         observation_space=OBS, action_space=ACTION_SPACES[0], model_config={}
     )

@@ -14,6 +14,8 @@ from rl_platform.connectors.opponent_history import OpponentHistory
 from rl_platform.envs.rps_history import OBS_SPLIT, RPSHistoryEnv
 from rl_platform.errors import SpecError
 from rl_platform.modules import history_connector_for
+from rl_platform.spec.model_type import OpponentHistoryInputs
+from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
 
 SPLIT = {"self": [0, 2], "opponent": [2, 5]}
 BOX = gym.spaces.Box(-100.0, 100.0, (5,), np.float32)
@@ -159,7 +161,9 @@ def test_env_runner_windows_match_opponent_moves_across_resets_and_cuts() -> Non
         .env_runners(
             num_env_runners=0,
             num_envs_per_env_runner=2,
-            env_to_module_connector=history_connector_for(model),
+            env_to_module_connector=history_connector_for(
+                TransformerLSTMModelSpec.from_model_config(model)[0].opponent_history()
+            ),
         )
         .rl_module(
             rl_module_spec=RLModuleSpec(module_class=TransformerLSTMModule, model_config=model)
@@ -188,12 +192,12 @@ def test_env_runner_windows_match_opponent_moves_across_resets_and_cuts() -> Non
 
 
 def test_history_connector_for_signature_and_validation() -> None:
-    factory = history_connector_for({"history": 7, "obs_split": SPLIT})
+    factory = history_connector_for(OpponentHistoryInputs(frames=7, obs_split=SPLIT))
     piece = factory(None, None, None)  # (env, spaces, device), as AlgorithmConfig calls it
     assert isinstance(piece, OpponentHistory)
     piece.input_observation_space = BOX
     assert piece.observation_space["opponent_history"].shape == (7, 3)
     with pytest.raises(SpecError, match="obs_split is required"):
-        history_connector_for({"history": 7})
+        history_connector_for(OpponentHistoryInputs(frames=7, obs_split=None))
     with pytest.raises(SpecError, match="obs_split"):
-        history_connector_for({"obs_split": {"self": [0, 2]}})
+        history_connector_for(OpponentHistoryInputs(frames=90, obs_split={"self": [0, 2]}))

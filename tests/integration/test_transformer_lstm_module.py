@@ -13,8 +13,10 @@ from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 from rl_platform.connectors.opponent_history import OpponentHistory
 from rl_platform.envs.rps_history import OBS_SPLIT, RPSHistoryEnv
 from rl_platform.errors import SpecError
-from rl_platform.modules import history_connector_for, module_class_for
+from rl_platform.modules import history_connector_for
 from rl_platform.modules.transformer_lstm_module import TransformerLSTMModule
+from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
+from rl_platform.utils.user_code import load_entry_point
 
 SMALL = {
     "history": 5, "layers": 2, "heads": 2, "d_model": 16, "lstm_cell_size": 12,
@@ -61,7 +63,7 @@ def _batch(module: RLModule, obs: dict, b: int) -> dict:
 
 
 def test_requires_the_connector_observation_space() -> None:
-    assert module_class_for("transformer_lstm") is TransformerLSTMModule
+    assert load_entry_point(TransformerLSTMModelSpec.rl_module, label="") is TransformerLSTMModule
     with pytest.raises(SpecError, match="OpponentHistory"):
         _module(obs_space=RAW)
     other_history = OpponentHistory(RAW, None, history=3, obs_split=SMALL["obs_split"])
@@ -130,7 +132,9 @@ def test_ppo_iteration_with_history_connector(ray_local) -> None:
         .env_runners(
             num_env_runners=1,
             num_envs_per_env_runner=2,
-            env_to_module_connector=history_connector_for(model),
+            env_to_module_connector=history_connector_for(
+                TransformerLSTMModelSpec.from_model_config(model)[0].opponent_history()
+            ),
         )
         .rl_module(
             rl_module_spec=RLModuleSpec(module_class=TransformerLSTMModule, model_config=model)

@@ -15,7 +15,8 @@ from rl_platform.modules.nets import (
     action_dist_input_dim,
     apply_action_mask,
 )
-from rl_platform.spec.model import LSTMModelSpec, TransformerLSTMModelSpec
+from rl_platform.spec.model_types.lstm import LSTMModelSpec
+from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
 
 ACTION_SPACES = [
     gym.spaces.Discrete(4),

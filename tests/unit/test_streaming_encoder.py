@@ -23,7 +23,7 @@ from rl_platform.modules.transformer_lstm_net import (
     transformer_lstm_net_for,
 )
 from rl_platform.sampling.model_inputs import model_inputs_for
-from rl_platform.spec.model import TransformerLSTMModelSpec
+from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
 
 # H = 4 so that episodes outrun the window; 4 query heads share 2 key/value heads (GQA).
 SMALL = TransformerLSTMModelSpec(
@@ -210,7 +210,7 @@ def test_streaming_reads_one_frame_per_observation() -> None:
     assert SMALL.input_frames == 1
     assert SMALL.model_copy(update={"encoder": "window"}).input_frames == 4
     split = {"self": [0, 2], "opponent": [2, 4]}
-    inputs = model_inputs_for({**SMALL.settings, "obs_split": split}, "transformer_lstm")
+    inputs = model_inputs_for(SMALL.model_copy(update={"obs_split": split}).opponent_history())
     assert inputs.history == 1
     with pytest.raises(ValueError, match="even head size"):
         TransformerLSTMModelSpec(encoder="streaming", d_model=24, heads=8)

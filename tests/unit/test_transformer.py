@@ -16,7 +16,7 @@ from rl_platform.modules.transformer import (
     key_padding,
 )
 from rl_platform.modules.transformer_lstm_net import TransformerLSTMNet
-from rl_platform.spec.model import TransformerLSTMModelSpec
+from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
 
 SMALL = TransformerLSTMModelSpec(
     history=6, layers=2, heads=2, d_model=16, lstm_cell_size=12, actor=(8,), critic=(8,),
