@@ -10,6 +10,9 @@ space RLlib cannot handle is a one-line spec error instead of a traceback in an 
 
 import functools
 import json
+import os
+import sys
+import traceback
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -21,7 +24,7 @@ from rl_platform.envs.sources import (
     is_rllib_multi_agent_class,
     resolve_env_source,
 )
-from rl_platform.envs.user_env_checks import preflight
+from rl_platform.envs.user_env_checks import UserEnvError, preflight
 from rl_platform.envs.vector_game import VectorGame
 from rl_platform.utils.user_code import import_user_module, user_frames
 
@@ -164,3 +167,43 @@ def preflight_env(env_id: str, kwargs: Mapping[str, Any], *, seed: int) -> None:
             close()
         return
     preflight(product, env_id, seed=seed)
+
+
+def _user_module_files(env_id: str) -> tuple[str, ...]:
+    """The source files (or, for a package, the folder) of the module a user source names."""
+    source = resolve_env_source(env_id)
+    if not source.user_code:
+        return ()
+    module_name = source.target.partition(":")[0]
+    module = sys.modules.get(module_name)
+    path = getattr(module, "__file__", None)
+    if not path:
+        return ()
+    folder = os.path.dirname(path)
+    return (folder + os.sep,) if os.path.basename(path) == "__init__.py" else (path,)
+
+
+def env_error_in(exc: BaseException, env_id: str) -> UserEnvError | None:
+    """A `UserEnvError` for an exception raised inside the user's env module, found among
+    `exc`'s causes (RLlib re-raises an env's error as a bare `RuntimeError`): one line naming
+    the env, the env's method and its exception with the user's frames. None when no cause
+    was raised in the user's code (a bug of ours stays a bug report)."""
+    files = _user_module_files(env_id)
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while files and current is not None and id(current) not in seen:
+        seen.add(id(current))
+        frames = [
+            f for f in traceback.extract_tb(current.__traceback__) if f.filename.startswith(files)
+        ]
+        if frames:
+            call = frames[0].name
+            return UserEnvError(
+                " ".join(
+                    f"env {env_id}: {call}() raised {type(current).__name__}: {current}"
+                    f"{user_frames(current)}".split()
+                )[:600]
+            )
+        cause = getattr(current, "cause", None)
+        current = current.__cause__ or (cause if isinstance(cause, BaseException) else None)
+    return None

@@ -22,6 +22,7 @@ from loguru import logger
 
 from rl_platform.envs.env_info import action_names_of
 from rl_platform.envs.registry import trained_action_space
+from rl_platform.envs.user_envs import env_error_in
 from rl_platform.errors import TrainingHealthError, user_error_in
 from rl_platform.run.env_runner_health import check_env_runners
 from rl_platform.run.gpu_monitor import GpuMonitor
@@ -197,7 +198,9 @@ class TrainingLoop:
         try:
             return self.algo.train()
         except Exception as exc:
-            cause = user_error_in(exc)  # RLlib re-raises an env's error as a bare RuntimeError
+            # RLlib re-raises an env's error as a bare RuntimeError: the user's error, or one
+            # raised inside the user's env module, is reported as theirs (exit 2).
+            cause = user_error_in(exc) or env_error_in(exc, self.spec.env.id)
             if cause is None:
                 raise
             raise cause from None

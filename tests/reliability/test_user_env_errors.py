@@ -79,3 +79,23 @@ def test_an_env_that_breaks_mid_run_stops_with_its_line_and_keeps_the_checkpoint
     kept = sorted(p.name for p in checkpoints.iterdir() if p.name.startswith("iter_"))
     assert kept == ["iter_000001", "iter_000002"]  # 400 steps were whole; the 451st broke
     assert (checkpoints / "latest").read_text().strip() == "iter_000002"
+
+
+def test_a_multi_agent_env_that_raises_is_named_as_the_users(ray_local, tmp_path) -> None:
+    spec = validate_spec_data(
+        {
+            "name": "pennies_break",
+            "algo": "PPO",
+            "env": {"id": f"{MODULE}:PenniesThatBreak", "kwargs": {"after": 300}},
+            "model": {"hidden": [8]},
+            "training": {"train_batch_size": 200, "minibatch_size": 100, "num_epochs": 1},
+            "resources": {"env_runners": 0},
+            "stop": {"iterations": 5},
+            "logging": {"wandb": "off", "tensorboard": False},
+        }
+    )
+    with pytest.raises(UserEnvError) as caught:
+        train(spec, out_dir=tmp_path / "runs")
+    text = str(caught.value)
+    assert text.startswith(f"env {MODULE}:PenniesThatBreak: step() raised KeyError")
+    assert "the referee left" in text and "broken_user_envs.py" in text and "\n" not in text
