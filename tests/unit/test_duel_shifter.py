@@ -31,10 +31,12 @@ def test_the_plan_is_not_in_the_opponents_half() -> None:
 
 
 def test_knowing_the_plan_beats_the_best_fixed_responder() -> None:
-    responders = {name: get_scripted("duel", name).build({}) for name in PLANS}
+    # Each plan's answer (blocker, zoner, based); `based` is also the best fixed responder
+    # (docs/duel.md, "The memoryless ceiling").
+    responders = {name: get_scripted("duel", name).build({}) for name in ("blocker", "zoner")}
     responders["based"] = get_scripted("duel", "based").build({})
     table = {
-        name: wins_by_plan(lambda agent=agent: agent, games=20, seed=11)
+        name: wins_by_plan(lambda agent=agent: agent, games=10, seed=11)
         for name, agent in responders.items()
     }
     memoryless_ceiling = max(np.mean(list(row.values())) for row in table.values())
