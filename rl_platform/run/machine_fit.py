@@ -71,9 +71,13 @@ def memory_terms(sizes: RunSizes) -> dict[str, float]:
     return terms
 
 
-def machine_memory_bytes() -> int:
-    """Physical memory, or the cgroup's limit when it is lower (containers, CI)."""
-    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+def machine_memory_bytes() -> int | None:
+    """Physical memory, or the cgroup's limit when it is lower (containers, CI); None where
+    the OS does not say (no `sysconf`): the check is then skipped, never guessed."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
     for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
         try:
             text = Path(limit_file).read_text().strip()

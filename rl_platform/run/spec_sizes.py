@@ -44,4 +44,6 @@ def sizes_of(spec: ExperimentSpec) -> RunSizes:
 
 def check_spec_fits_machine(spec: ExperimentSpec) -> None:
     """`MachineFitError` (one line, exit 2) when `spec` cannot fit this machine's memory."""
-    check_fits(sizes_of(spec), memory_bytes=machine_memory_bytes())
+    memory = machine_memory_bytes()
+    if memory is not None:
+        check_fits(sizes_of(spec), memory_bytes=memory)
