@@ -34,7 +34,7 @@ from loguru import logger
 from rl_platform.utils.stop_grace import DEFAULT_STOP_GRACE_S, STOP_GRACE_ENV_VAR
 
 DUPLICATE_WINDOW_S = 1.0
-FORCE_EXIT_MARGIN_S = 30.0
+FORCE_EXIT_MARGIN_S = 10.0
 """How long a forced exit may spend unwinding (stopping Ray, releasing the lock) before
 `os._exit`; well inside the 15 s Ray's job supervisor waits after the grace."""
 
