@@ -19,6 +19,7 @@ import numpy as np
 from loguru import logger
 
 from rl_platform.errors import UserError
+from rl_platform.seed_tree import SeedTree
 
 DATA_DIR = "data"
 META_FILE = "record.json"
@@ -84,7 +85,8 @@ def rollouts(
     policy = load_policy(teacher, env=context)
     rng = np.random.default_rng(seed)
     started = len(envs)
-    running = {i: _new_episode(env, seed + i) for i, env in enumerate(envs)}
+    seeds = SeedTree(seed)
+    running = {i: _new_episode(env, seeds.episode(i)) for i, env in enumerate(envs)}
     done: list[Any] = []
     while running:
         slots = sorted(running)
@@ -106,7 +108,7 @@ def rollouts(
                 policy.forget([episode.id_])
                 del running[slot]
                 if started < episodes:
-                    running[slot] = _new_episode(envs[slot], seed + started)
+                    running[slot] = _new_episode(envs[slot], seeds.episode(started))
                     started += 1
     return done
 

@@ -13,8 +13,9 @@ from rl_platform.envs.catalog import PLATFORM_ENVS
 from rl_platform.envs.pettingzoo_adapter import wrap_pettingzoo
 from rl_platform.envs.sources import resolve_env_source
 from rl_platform.envs.user_env_checks import CheckedEnv
-from rl_platform.envs.user_envs import build_product, product_kind, seed_for_copy
+from rl_platform.envs.user_envs import build_product, product_kind
 from rl_platform.envs.vector_game_env import VectorGameEnv
+from rl_platform.seed_tree import seed_for_copy
 
 
 class EnvSpecLike(Protocol):

@@ -49,6 +49,7 @@ from rl_platform.league.restore import restore_league
 from rl_platform.league.results import Outcome
 from rl_platform.league.slots import module_id_for_scripted, module_id_for_slot
 from rl_platform.modules.scripted_module import ScriptedRLModule
+from rl_platform.seed_tree import SeedTree
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.league import LeagueSpec
 from rl_platform.storage.layout import LEAGUE_DIR
@@ -154,7 +155,9 @@ class LeagueCallback(RLlibCallback):
         self, *, algorithm: Any, metrics_logger: Any = None, **kwargs: Any
     ) -> None:
         settings = self._settings()
-        self.league = League(spec=settings.spec, storage=settings.root, seed=settings.seed or 0)
+        self.league = League(
+            spec=settings.spec, storage=settings.root, seed=SeedTree(settings.seed).league()
+        )
         if self.league.plan is None:
             self.league.plan_slots()
             self.league.save()

@@ -49,6 +49,7 @@ from rl_platform.sampling.rollout import (
 )
 from rl_platform.sampling.seat_plan import SeatPlan
 from rl_platform.sampling.seat_states import ChunkPositions, flat_rows
+from rl_platform.seed_tree import SeedTree
 from rl_platform.spec.model_type import OpponentHistoryInputs
 
 MAIN_MODULE = MAIN_MODULE_ID
@@ -175,8 +176,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
 
     def _reset_all(self) -> None:
         game, settings = self.game, self._settings()
-        seed = None if settings.seed is None else settings.seed + 1000 * (self.worker_index or 0)
-        start = game.reset(seed=seed)
+        start = game.reset(seed=SeedTree(settings.seed).runner(self.worker_index or 0))
         self._obs, self._acting = start.obs, start.acting
         self._inputs = model_inputs_for(settings.history)
         self._model_obs = self._inputs.start(self._obs, self._acting)
