@@ -38,7 +38,7 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS
 
 from rl_platform.config_callbacks import with_callback
 from rl_platform.envs.env_info import is_multi_agent
@@ -48,6 +48,7 @@ from rl_platform.league.league import MAIN_ID, League, learner_ids_for
 from rl_platform.league.restore import restore_league
 from rl_platform.league.results import Outcome
 from rl_platform.league.slots import module_id_for_scripted, module_id_for_slot
+from rl_platform.lifetime_steps import lifetime_env_steps
 from rl_platform.modules.scripted_module import ScriptedRLModule
 from rl_platform.seed_tree import SeedTree
 from rl_platform.spec import ExperimentSpec
@@ -172,14 +173,9 @@ class LeagueCallback(RLlibCallback):
         games = env_results.pop(routing.GAMES_KEY, {}) or {}
         dropped = _count(env_results.pop(routing.DROPPED_KEY, 0))
         counts = _record_games(league, games)
-        env_steps = int(
-            result.get(NUM_ENV_STEPS_SAMPLED_LIFETIME)
-            or env_results.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
-            or 0
-        )
         report = league.end_iteration(
             iteration=int(result.get("training_iteration", league.iteration + 1)),
-            env_steps=env_steps,
+            env_steps=lifetime_env_steps(result),
             get_weights=functools.partial(_learner_weights, algorithm),
         )
         reload = report.plan.reload if report.plan is not None else ()

@@ -12,7 +12,6 @@ counts in the iteration's `perf/other_s`.
 """
 
 import dataclasses
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from rl_platform.envs.env_info import action_names_of
 from rl_platform.envs.registry import trained_action_space
 from rl_platform.envs.user_envs import env_error_in
 from rl_platform.errors import TrainingHealthError, user_error_in
+from rl_platform.lifetime_steps import logged_lifetime_env_steps
 from rl_platform.run.env_runner_health import check_env_runners
 from rl_platform.run.gpu_monitor import GpuMonitor
 from rl_platform.run.health import (
@@ -108,14 +108,9 @@ def resume_from(algo: Any, checkpoint: LoadedCheckpoint) -> LoopStart:
         participant.restore_parts(checkpoint.parts, algorithm=algo)
     env_steps = checkpoint.meta.get("env_steps")
     if env_steps is None:
-        env_steps = _lifetime_env_steps(algo)
+        env_steps = logged_lifetime_env_steps(algo.metrics)
     logger.info("resumed from {} at iteration {}", checkpoint.path.name, iteration)
     return LoopStart(iteration=iteration, env_steps=int(env_steps))
-
-
-def _lifetime_env_steps(algo: Any) -> int:
-    value = algo.metrics.peek("num_env_steps_sampled_lifetime", default=0) if algo.metrics else 0
-    return int(value) if value is not None and math.isfinite(float(value)) else 0
 
 
 class TrainingLoop:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rl_platform.learners import HEALTH_NONFINITE_KEY
+from rl_platform.lifetime_steps import lifetime_env_steps
 from rl_platform.metric_keys import ACTION_COUNTS, LEARNER_RETURN_MEAN, MODULE_RETURN_MEAN
 from rl_platform.module_ids import TRAINED_MODULE_IDS
 
@@ -105,7 +106,7 @@ def extract_metrics(
     `train/episode_return_mean` is the trained module's own return (`LEARNER_RETURN_MEAN`)."""
     env_runners = result.get("env_runners", {}) or {}
     learners = result.get("learners", {}) or {}
-    env_steps = int(result.get("num_env_steps_sampled_lifetime", 0) or 0)
+    env_steps = lifetime_env_steps(result)
     iteration_s = float(result.get("time_this_iter_s", 0.0) or 0.0)
     metrics: dict[str, float] = {
         "iteration": float(result.get("training_iteration", 0)),

@@ -46,7 +46,7 @@ LAYERS = (
         "base",
         "constants, errors and helpers; no feature, no Ray",
         """errors module_ids metric_keys observation_keys devices batch_scaling utils
-        cli_errors cli_options seed_tree""",
+        cli_errors cli_options seed_tree lifetime_steps""",
     ),
     _layer(
         "core",
