@@ -23,7 +23,7 @@ from rl_platform.evaluation.eval import (
 )
 from rl_platform.evaluation.summary import summarize
 from rl_platform.metric_keys import EVAL_PREFIX
-from rl_platform.module_ids import TRAINED_MODULE_IDS
+from rl_platform.module_ids import trained_module_in
 from rl_platform.policies import EnvContext, Policy, learned_policy, load_policy
 from rl_platform.spec import ExperimentSpec
 from rl_platform.teachers import ENV_IDS
@@ -154,7 +154,7 @@ class PeriodicEvaluation:
 
 
 def _trained_weights(module_weights: dict[str, Any]) -> dict[str, np.ndarray]:
-    for module_id in TRAINED_MODULE_IDS:
-        if module_id in module_weights:
-            return module_weights[module_id]
-    raise KeyError(f"no trained module among {sorted(module_weights)}")
+    module_id = trained_module_in(module_weights)
+    if module_id is None:
+        raise KeyError(f"no trained module among {sorted(module_weights)}")
+    return module_weights[module_id]
