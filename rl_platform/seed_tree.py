@@ -2,10 +2,10 @@
 
 A root seed fans out to env copies (RLlib's per-runner, per-vector-index copies and the array
 runner's game batch), learners, evaluation episodes, the seatings of a round robin, the two
-seat orders of an arena evaluation and a runner's league-plan stream. The strides are chosen
-so that the streams of one run never collide in practice: `ENV_COPY_STRIDE` leaves room for
-1000 env copies per runner (`env.envs_per_runner` is far below that), a seating is a prime
-apart so its games differ from every episode-index seed of its neighbours.
+seat orders of an arena evaluation, an arena game's action draws and a runner's league-plan
+stream. The strides keep the copies of one env runner apart from the next runner's
+(`ENV_COPY_STRIDE` leaves room for 1000 copies per runner; `env.envs_per_runner` is far below
+that) and the games of one round-robin seating apart from the next seating's (a prime stride).
 
 The values are the ones the platform used before this module gathered them (checkpoints and
 the determinism tests compare runs, so keeping them keeps results comparable).
@@ -53,6 +53,10 @@ class SeedTree:
         """The games (and torch's sampling) of an arena evaluation with the evaluated policy
         in seat `player`."""
         return (self.root or 0) + player
+
+    def arena_actions(self) -> int:
+        """The agents' action draws in an arena game, whose core takes the root itself."""
+        return (self.root or 0) + 1
 
     def seating(self, index: int) -> int:
         """The games of round-robin seating `index`."""

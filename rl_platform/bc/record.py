@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from loguru import logger
 
+from rl_platform.envs.env_info import env_facts
 from rl_platform.errors import UserError
 from rl_platform.seed_tree import SeedTree
 
@@ -126,9 +127,7 @@ def record(
     """Roll out `teacher` and write `out/data/*.parquet` + `out/record.json`."""
     import ray
 
-    from rl_platform.envs.env_info import is_multi_agent
-
-    if is_multi_agent(env_id, env_kwargs):
+    if env_facts(env_id, env_kwargs).multi_agent:
         raise UserError(f"rlp record: {env_id} is multi-agent; RLlib 2.60 reads single-agent data")
     if episodes < 1:
         raise UserError(f"--episodes must be >= 1, got {episodes}")

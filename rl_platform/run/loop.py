@@ -20,7 +20,6 @@ from typing import Any, Protocol
 from loguru import logger
 
 from rl_platform.envs.env_info import action_names_of
-from rl_platform.envs.registry import trained_action_space
 from rl_platform.envs.user_envs import env_error_in
 from rl_platform.errors import TrainingHealthError, user_error_in
 from rl_platform.lifetime_steps import logged_lifetime_env_steps
@@ -38,6 +37,7 @@ from rl_platform.run.periodic_eval import PeriodicEvaluation
 from rl_platform.run.phase_clock import CHECKPOINT, EVAL, LEARN, TRAIN, WEIGHTS_SYNC, PhaseClock
 from rl_platform.run.sinks import METRICS_ROW_META_KEY
 from rl_platform.run.stopping import StopTracker
+from rl_platform.run_facts import run_facts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.algorithm_state import (
     ALGORITHM_PART,
@@ -141,7 +141,7 @@ class TrainingLoop:
         self.clock = PhaseClock()
         self.action_names = action_names_of(spec.env.id)
         self.health = HealthMonitor(
-            spec.health, max_entropy=max_entropy(trained_action_space(spec.env))
+            spec.health, max_entropy=max_entropy(run_facts(spec).trained_action_space)
         )
         self.evaluation = (
             PeriodicEvaluation(spec, start_env_steps=start.env_steps)

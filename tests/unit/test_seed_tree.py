@@ -30,6 +30,7 @@ def test_tool_and_run_seeds_keep_their_values():
     assert [tree.episode(i) for i in range(3)] == [11, 12, 13]
     assert [tree.seat_order(p) for p in (0, 1)] == [11, 12]
     assert tree.seating(2) == 11 + 2 * 7919
+    assert tree.arena_actions() == 12
     assert tree.learner(1) == 12
     assert tree.runner_plan(worker=3, version=4) == [11, 3, 4]
     assert (tree.league(), SeedTree(None).league(), SeedTree(None).learner(2)) == (11, 0, 2)
