@@ -17,9 +17,9 @@ from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from rl_platform.algorithms import algorithm_config_class
-from rl_platform.envs.registry import agent_observation_spaces
 from rl_platform.errors import SpecError
 from rl_platform.modules import mlp_module_class_for
+from rl_platform.run_facts import run_facts
 from rl_platform.spec import ExperimentSpec
 
 # Algorithms whose learners read ACTION_DIST_INPUTS and values (ValueFunctionAPI), which is
@@ -33,7 +33,7 @@ def _masked_mlp_spec(spec: ExperimentSpec) -> RLModuleSpec | None:
     """Our masking MLP for envs observing RLlib's action-masking Dict, which RLlib's catalog
     cannot encode ("No default encoder config for obs space=Dict(...)"); None for Box envs,
     which keep RLlib's stock module (same runs, same checkpoints as before)."""
-    module_class = mlp_module_class_for(agent_observation_spaces(spec.env))
+    module_class = mlp_module_class_for(run_facts(spec).observation_spaces)
     if module_class is None:
         return None
     if spec.algo not in MASKED_MLP_ALGOS:

@@ -15,12 +15,11 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from rl_platform.algorithms import algorithm_config_class, learner_class
 from rl_platform.batch_scaling import auto_scale_batch
 from rl_platform.connectors.state_lookback import FillStateLookback, lookback_horizon_for_turns
-from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.envs.registry import registered_env_name
 from rl_platform.learners.device import learner_gpus
-from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.module_spec import module_spec_for
 from rl_platform.modules import history_connector_for
+from rl_platform.run_facts import run_facts
 from rl_platform.sampling.wiring import vector_runner_extension
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.training import BCTraining, DQNTraining, PPOTraining, SACTraining
@@ -136,22 +135,22 @@ def _keep_states_across_cuts(config: AlgorithmConfig, spec: ExperimentSpec) -> A
 
 def _apply_modules(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
     module_spec = module_spec_for(spec)
-    if (history := spec.model.opponent_history()) is not None:
-        connector = history_connector_for(
-            history, multi_agent=is_multi_agent(spec.env.id, spec.env.kwargs)
-        )
+    facts = run_facts(spec)
+    if (history := facts.model.opponent_history) is not None:
+        connector = history_connector_for(history, multi_agent=facts.multi_agent)
         config = config.env_runners(env_to_module_connector=connector)
-    if not is_multi_agent(spec.env.id, spec.env.kwargs):
+    if not facts.multi_agent:
         return config.rl_module(rl_module_spec=module_spec)
-    if spec.model.stateful:
+    if facts.model.stateful:
         config = _keep_states_across_cuts(config, spec)
     # Without a league, every agent shares one learning module (naive self-play).
+    (trained,) = facts.trained_module_ids
     config = config.multi_agent(
-        policies={MAIN_MODULE_ID},
-        policy_mapping_fn=lambda agent_id, episode, **kwargs: MAIN_MODULE_ID,
+        policies={trained},
+        policy_mapping_fn=lambda agent_id, episode, **kwargs: trained,
     )
     return config.rl_module(
-        rl_module_spec=MultiRLModuleSpec(rl_module_specs={MAIN_MODULE_ID: module_spec})
+        rl_module_spec=MultiRLModuleSpec(rl_module_specs={trained: module_spec})
     )
 
 
@@ -199,11 +198,11 @@ def build_algorithm_config(
             delay_between_env_runner_restarts_s=0.0,
         )
         .reporting(metrics_num_episodes_for_smoothing=100)
-        .debugging(seed=spec.seed, log_level="WARN")
+        .debugging(seed=run_facts(spec).seeds.root, log_level="WARN")
     )
     config = _apply_resources(config, spec)
     config = _apply_modules(config, spec)
-    if is_multi_agent(spec.env.id, spec.env.kwargs):
+    if run_facts(spec).multi_agent:
         config = vector_runner_extension(config, spec)
     for extend in extensions:
         config = extend(config, spec)

@@ -29,12 +29,13 @@ from typing import Any, ClassVar
 from loguru import logger
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
-from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS
 
 from rl_platform.bc.run_teacher import RunTeachers
 from rl_platform.bc_rules.labeler import find_labelers
 from rl_platform.bc_rules.schedule import BCSettings, settings_at
 from rl_platform.bc_rules.slicing import BC_MODE, BCMode
+from rl_platform.lifetime_steps import lifetime_env_steps, logged_lifetime_env_steps
 from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.policies.loading import learned_parts
 from rl_platform.spec.bc import BCSpec
@@ -74,18 +75,6 @@ def preload_on_env_runner(uri: str, spec: Any, weights: dict, env_runner: Any) -
 def apply_to_learner(settings: BCSettings, learner: Any) -> None:
     if hasattr(learner, "set_bc_settings"):
         learner.set_bc_settings(settings)
-
-
-def lifetime_env_steps(algorithm: Any) -> int:
-    """Env steps sampled so far; RLlib 2.60 keeps the count under the env-runner results."""
-    for key in (
-        (ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME),
-        NUM_ENV_STEPS_SAMPLED_LIFETIME,
-    ):
-        value = algorithm.metrics.peek(key, default=0)
-        if value:
-            return int(value)
-    return 0
 
 
 class BCCallback(RLlibCallback):
@@ -138,7 +127,7 @@ class BCCallback(RLlibCallback):
         self.shipped = uri
 
     def on_algorithm_init(self, *, algorithm: Any, **kwargs: Any) -> None:
-        self.push(algorithm, env_steps=lifetime_env_steps(algorithm))
+        self.push(algorithm, env_steps=logged_lifetime_env_steps(algorithm.metrics))
 
     def on_env_runners_recreated(
         self, *, algorithm: Any, env_runner_group: Any, env_runner_indices: list[int], **kwargs
@@ -156,10 +145,7 @@ class BCCallback(RLlibCallback):
         env_results = result.setdefault(ENV_RUNNER_RESULTS, {})
         if self.settings is not None:
             env_results.update(settings_metrics(self.settings))
-        env_steps = result.get(NUM_ENV_STEPS_SAMPLED_LIFETIME) or env_results.get(
-            NUM_ENV_STEPS_SAMPLED_LIFETIME, 0
-        )
-        self.push(algorithm, env_steps=int(env_steps or 0))
+        self.push(algorithm, env_steps=lifetime_env_steps(result))
 
     # ----- train loop participant (rl_platform.run.loop) -------------------------------------
     def checkpoint_parts(self) -> dict[str, Any]:
@@ -169,7 +155,7 @@ class BCCallback(RLlibCallback):
 
     def restore_parts(self, parts: dict[str, Any], *, algorithm: Any) -> None:
         self.run_teachers.restore(dict(parts.get(CHECKPOINT_PART, {}).get("teacher_pins", {})))
-        self.push(algorithm, env_steps=lifetime_env_steps(algorithm))
+        self.push(algorithm, env_steps=logged_lifetime_env_steps(algorithm.metrics))
 
     # ----- env runners -----------------------------------------------------------------------
     def on_episode_end(

@@ -22,9 +22,9 @@ from rl_platform.bc.teacher_actions import TeacherLedActions
 from rl_platform.bc.teacher_labels import TeacherLabels
 from rl_platform.bc_rules.schedule import settings_at
 from rl_platform.config_callbacks import with_callback
-from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
 from rl_platform.learners.bc_ppo import LEARNER_CONFIG_KEY
+from rl_platform.run_facts import run_facts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.bc import THIS_RUN, uses_this_run
 
@@ -89,14 +89,15 @@ def _bc_online(
     if spec.algo != "PPO":
         raise UserError(f"bc: needs algo PPO (got {spec.algo}); for offline BC use algo: BC")
     check_teachers(spec, run_dir=run_dir)
-    multi_agent = is_multi_agent(spec.env.id, spec.env.kwargs)
+    facts = run_facts(spec)
+    multi_agent = facts.multi_agent
     modules = [spec.bc.module] if multi_agent else []
     labels_kwargs = {
         "settings": settings_at(spec.bc, 0),
         "env_id": spec.env.id,
         "multi_agent": multi_agent,
         "modules": modules,
-        "seed": spec.seed,
+        "seed": facts.seeds.root,
     }
     actions_kwargs = {"multi_agent": multi_agent, "modules": modules}
     config = config.env_runners(

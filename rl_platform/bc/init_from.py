@@ -17,8 +17,7 @@ from loguru import logger
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
 from rl_platform.errors import UserError
-
-MAIN_CANDIDATES = ("main", "default_policy")
+from rl_platform.module_ids import trained_module_in
 
 
 def load_init_weights(source: str | Path) -> tuple[str, dict[str, np.ndarray]]:
@@ -31,7 +30,7 @@ def load_init_weights(source: str | Path) -> tuple[str, dict[str, np.ndarray]]:
         raise UserError(f"init_from: {path} does not exist")
     loaded = load_checkpoint(resolve_checkpoint(path))
     weights = module_weights(loaded.parts[ALGORITHM_PART])
-    module_id = next((m for m in MAIN_CANDIDATES if m in weights), None)
+    module_id = trained_module_in(weights)
     if module_id is None:
         raise UserError(f"init_from: {loaded.path} has no main module (has {sorted(weights)})")
     tensors = weights[module_id]
@@ -63,7 +62,7 @@ def matching_weights(
 
 def load_into_learner(loaded: dict[str, np.ndarray], learner: Any) -> list[str]:
     """Copy the checkpoint's tensors into the learner's main module; returns names kept fresh."""
-    module_id = next((m for m in MAIN_CANDIDATES if m in learner.module), None)
+    module_id = trained_module_in(learner.module.keys())
     if module_id is None:
         raise UserError("init_from: this run has no main module to initialize")
     module = learner.module[module_id]

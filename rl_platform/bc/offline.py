@@ -21,8 +21,8 @@ from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EVALUATION_RESULTS
 
 from rl_platform.bc.record import DATA_DIR
 from rl_platform.config_callbacks import with_callback
-from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
+from rl_platform.run_facts import run_facts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.training import BCTraining
 
@@ -56,7 +56,7 @@ def offline_bc_config(config: AlgorithmConfig, spec: ExperimentSpec) -> Algorith
     """Point RLlib's BC at the dataset; PPO's MLP; greedy evaluation episodes."""
     training = spec.training
     assert isinstance(training, BCTraining)
-    if is_multi_agent(spec.env.id, spec.env.kwargs):
+    if run_facts(spec).multi_agent:
         raise UserError("algo: BC reads single-agent episodes; RLlib 2.60 has no multi-agent BC")
     config = config.offline_data(
         input_=[dataset_path(training).as_posix()],

@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 from loguru import logger
 
+from rl_platform.envs.env_info import env_facts
 from rl_platform.errors import UserError
+from rl_platform.seed_tree import SeedTree
 
 DATA_DIR = "data"
 META_FILE = "record.json"
@@ -84,7 +86,8 @@ def rollouts(
     policy = load_policy(teacher, env=context)
     rng = np.random.default_rng(seed)
     started = len(envs)
-    running = {i: _new_episode(env, seed + i) for i, env in enumerate(envs)}
+    seeds = SeedTree(seed)
+    running = {i: _new_episode(env, seeds.episode(i)) for i, env in enumerate(envs)}
     done: list[Any] = []
     while running:
         slots = sorted(running)
@@ -106,7 +109,7 @@ def rollouts(
                 policy.forget([episode.id_])
                 del running[slot]
                 if started < episodes:
-                    running[slot] = _new_episode(envs[slot], seed + started)
+                    running[slot] = _new_episode(envs[slot], seeds.episode(started))
                     started += 1
     return done
 
@@ -124,9 +127,7 @@ def record(
     """Roll out `teacher` and write `out/data/*.parquet` + `out/record.json`."""
     import ray
 
-    from rl_platform.envs.env_info import is_multi_agent
-
-    if is_multi_agent(env_id, env_kwargs):
+    if env_facts(env_id, env_kwargs).multi_agent:
         raise UserError(f"rlp record: {env_id} is multi-agent; RLlib 2.60 reads single-agent data")
     if episodes < 1:
         raise UserError(f"--episodes must be >= 1, got {episodes}")

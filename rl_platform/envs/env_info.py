@@ -3,15 +3,25 @@
 Our own ids answer from the catalog, Gymnasium ids are single-agent; user sources (entry
 points, PettingZoo modules) answer from what they are, and a factory function from one env
 built in the driver (`user_envs.probe_env_kind`, once per process and kwargs).
+
+`env_facts` is the one place that tells an env's kind: the spec's validators read it through
+`EnvSpec.facts()`, a run through `rl_platform.run_facts.RunFacts.env`, `rlp eval` through its
+`EnvTarget`.
 """
 
+import functools
 import importlib
+import json
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from rl_platform.envs.catalog import PLATFORM_ENVS
 from rl_platform.envs.sources import resolve_env_source
 from rl_platform.envs.user_envs import probe_env_kind
+
+SINGLE_AGENT_ID = "agent"
+"""The one agent of a single-agent env, where agents are named (per-agent spaces, `rlp eval`)."""
 
 
 def check_env(env_id: str, kwargs: Mapping[str, Any] | None = None) -> None:
@@ -23,9 +33,44 @@ def check_env(env_id: str, kwargs: Mapping[str, Any] | None = None) -> None:
 
 
 def is_multi_agent(env_id: str, kwargs: Mapping[str, Any] | None = None) -> bool:
+    """Read `env_facts(...).multi_agent` instead: this is the derivation behind it."""
     source = resolve_env_source(env_id)
     kind = source.kind if source.kind is not None else probe_env_kind(env_id, kwargs)
     return kind == "multi"
+
+
+EnvKind = Literal["single", "multi_agent", "vector_game"]
+"""`single`: a Gymnasium env (one agent); `multi_agent`: an RLlib MultiAgentEnv (PettingZoo
+and factory products included); `vector_game`: a multi-agent env with a vectorized game core
+(`VectorGame`), which the array runner can step."""
+
+
+@dataclass(frozen=True)
+class EnvFacts:
+    """What an env id with its kwargs is, resolved once per process (`env_facts`)."""
+
+    env_id: str
+    kind: EnvKind
+    vector_game: str | None
+    """`module:attribute` of its `VectorGame` factory; None unless `kind` is vector_game."""
+
+    @property
+    def multi_agent(self) -> bool:
+        return self.kind != "single"
+
+
+@functools.cache
+def _env_facts(env_id: str, kwargs_json: str) -> EnvFacts:
+    if not is_multi_agent(env_id, json.loads(kwargs_json)):
+        return EnvFacts(env_id, "single", None)
+    factory = vector_game_of(env_id)
+    return EnvFacts(env_id, "multi_agent" if factory is None else "vector_game", factory)
+
+
+def env_facts(env_id: str, kwargs: Mapping[str, Any] | None = None) -> EnvFacts:
+    """The `EnvFacts` of `env_id` built with `kwargs` (a factory's product may depend on
+    them); user envs are probed once per process and arguments."""
+    return _env_facts(env_id, json.dumps(dict(kwargs or {}), sort_keys=True, default=str))
 
 
 def vector_game_of(env_id: str) -> str | None:

@@ -14,7 +14,7 @@ agent's space:
 * anything else passes through unchanged.
 
 `seed` seeds the first reset only (later games follow PettingZoo's RNG); `registry.make_env`
-passes the spec's seed offset by worker and vector index (`user_envs.seed_for_copy`).
+passes the spec's seed offset by worker and vector index (`rl_platform.seed_tree.seed_for_copy`).
 """
 
 from collections.abc import Mapping
@@ -27,9 +27,9 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
 from rl_platform.envs.catalog import PLATFORM_ENVS
-from rl_platform.envs.user_envs import seed_for_copy
 from rl_platform.errors import UserError
 from rl_platform.observation_keys import ACTION_MASK_KEY, MASKED_OBS_KEY
+from rl_platform.seed_tree import seed_for_copy
 
 _PETTINGZOO_MASK_KEYS = frozenset({"observation", "action_mask"})
 _CONNECT_FOUR_KEYS = frozenset(PLATFORM_ENVS["pettingzoo/connect_four_v3"].kwargs or ())

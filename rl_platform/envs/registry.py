@@ -10,11 +10,13 @@ import gymnasium as gym
 from ray.tune.registry import register_env
 
 from rl_platform.envs.catalog import PLATFORM_ENVS
+from rl_platform.envs.env_info import SINGLE_AGENT_ID
 from rl_platform.envs.pettingzoo_adapter import wrap_pettingzoo
 from rl_platform.envs.sources import resolve_env_source
 from rl_platform.envs.user_env_checks import CheckedEnv
-from rl_platform.envs.user_envs import build_product, product_kind, seed_for_copy
+from rl_platform.envs.user_envs import build_product, product_kind
 from rl_platform.envs.vector_game_env import VectorGameEnv
+from rl_platform.seed_tree import seed_for_copy
 
 
 class EnvSpecLike(Protocol):
@@ -91,30 +93,23 @@ def apply_wrappers(env: Any, wrappers: list[str]) -> Any:
     return env
 
 
-def _agent_spaces(env: EnvSpecLike, kind: str) -> list[gym.Space]:
-    """`kind` ("observation" or "action") space of each agent (one entry for a single-agent
-    env), read from one throwaway instance with the spec's wrappers: the spaces are only known
-    once an env is built."""
-    instance = make_env(env.id, list(env.wrappers), dict(env.kwargs))
+def agent_spaces(
+    env_id: str, wrappers: Sequence[str], kwargs: Mapping[str, Any], *, multi_agent: bool
+) -> dict[str, tuple[gym.Space, gym.Space]]:
+    """Each agent's (observation, action) space, read from one throwaway instance with the
+    wrappers: the spaces are only known once an env is built. Agents are sorted (RLlib's
+    PettingZooEnv keeps them in a set, whose order varies per process); a single-agent env's
+    one agent is `SINGLE_AGENT_ID`. A run reads them through `RunFacts.agent_spaces`."""
+    instance = make_env(env_id, list(wrappers), dict(kwargs))
     try:
-        per_agent = getattr(instance, f"{kind}_spaces", None)
-        if isinstance(per_agent, dict) and per_agent:
-            return list(per_agent.values())
-        return [getattr(instance, f"{kind}_space")]
+        if not multi_agent:
+            return {SINGLE_AGENT_ID: (instance.observation_space, instance.action_space)}
+        return {
+            agent: (instance.get_observation_space(agent), instance.get_action_space(agent))
+            for agent in sorted(instance.possible_agents)
+        }
     finally:
         instance.close()
-
-
-def agent_observation_spaces(env: EnvSpecLike) -> list[gym.Space]:
-    """Per-agent observation spaces: the spec adapter picks a model for RLlib's
-    action-masking Dicts from them."""
-    return _agent_spaces(env, "observation")
-
-
-def trained_action_space(env: EnvSpecLike) -> gym.Space:
-    """The action space of the trained module's seat (the first agent; in the two-player
-    games every seat has the same space)."""
-    return _agent_spaces(env, "action")[0]
 
 
 def registered_env_name(env: EnvSpecLike) -> str:

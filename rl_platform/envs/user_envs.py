@@ -26,26 +26,15 @@ from rl_platform.envs.sources import (
 )
 from rl_platform.envs.user_env_checks import UserEnvError, preflight
 from rl_platform.envs.vector_game import VectorGame
+from rl_platform.seed_tree import SEED_KEY
 from rl_platform.utils.user_code import import_user_module, user_frames
 
-SEED_KEY = "seed"
-_SEED_STRIDE = 1000
 _UNSUPPORTED_SPACES = (gym.spaces.Text, gym.spaces.Graph, gym.spaces.Sequence, gym.spaces.OneOf)
 _ACTION_SPACES = (gym.spaces.Discrete, gym.spaces.Box, gym.spaces.MultiDiscrete)
 EXPECTED = (
     "a gymnasium.Env, an RLlib MultiAgentEnv, a PettingZoo AEC or Parallel env, or a "
     "VectorGame class"
 )
-
-
-def seed_for_copy(env_config: Mapping[str, Any]) -> int | None:
-    """`env_config["seed"]` offset by RLlib's worker and vector index, so env copies differ."""
-    seed = env_config.get(SEED_KEY)
-    if seed is None:
-        return None
-    worker = int(getattr(env_config, "worker_index", 0) or 0)
-    vector = int(getattr(env_config, "vector_index", 0) or 0)
-    return int(seed) + worker * _SEED_STRIDE + vector
 
 
 def user_target(source: EnvSource) -> Any:

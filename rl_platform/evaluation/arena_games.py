@@ -20,6 +20,7 @@ from rl_platform.envs.duel.single_game import AGENT_IDS
 from rl_platform.evaluation.envs import EnvTarget
 from rl_platform.evaluation.rollout import EpisodeRecord
 from rl_platform.policies import Policy
+from rl_platform.seed_tree import SeedTree
 from rl_platform.teachers import DUEL_ENV
 
 # Settings a run's env kwargs may hold that do not shape the games (the arena seeds them).
@@ -80,8 +81,9 @@ def arena_episodes(
         seats = [ArenaSeat(policy, seating=player), ArenaSeat(opponent, seating=player)]
         if player == 1:
             seats.reverse()
-        torch.manual_seed(seed + player)  # sampled actions draw with torch
-        log = play_games(*seats, num_games=count, seed=seed + player, **game_settings(env_kwargs))
+        games_seed = SeedTree(seed).seat_order(player)
+        torch.manual_seed(games_seed)  # sampled actions draw with torch
+        log = play_games(*seats, num_games=count, seed=games_seed, **game_settings(env_kwargs))
         for arena_seat in seats:
             arena_seat.leave()
         keys = (key, opponent_key) if player == 0 else (opponent_key, key)

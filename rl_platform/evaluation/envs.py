@@ -12,13 +12,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rl_platform.envs.env_info import check_env, is_multi_agent
+from rl_platform.envs.env_info import SINGLE_AGENT_ID, check_env, env_facts
 from rl_platform.envs.sources import EnvIdError
 from rl_platform.errors import UserError
 from rl_platform.spec.policy_uri import PolicyKind, PolicyURI
 from rl_platform.teachers import ENV_IDS
 
-SINGLE_AGENT_ID = "agent"
 _SPEC_SUFFIXES = (".yaml", ".yml")
 
 
@@ -30,7 +29,7 @@ class EnvTarget:
 
     @property
     def multi_agent(self) -> bool:
-        return is_multi_agent(self.env_id, self.kwargs)
+        return env_facts(self.env_id, self.kwargs).multi_agent
 
 
 def _run_spec_env(uri: PolicyURI) -> EnvTarget | None:
@@ -180,9 +179,15 @@ class EnvShape:
         return len(self.agent_ids) == 2
 
 
+def env_shape(spaces: dict[str, tuple[gym.Space, gym.Space]]) -> EnvShape:
+    """The shape of an env whose per-agent spaces are known (a run's `RunFacts`)."""
+    return EnvShape(list(spaces), dict(spaces))
+
+
 def probe_env(target: EnvTarget) -> EnvShape:
-    env = AgentEnv(target)
-    try:
-        return EnvShape(list(env.agent_ids), {a: env.spaces(a) for a in env.agent_ids})
-    finally:
-        env.close()
+    from rl_platform.envs.registry import agent_spaces
+
+    spaces = agent_spaces(
+        target.env_id, target.wrappers, target.kwargs, multi_agent=target.multi_agent
+    )
+    return env_shape(spaces)

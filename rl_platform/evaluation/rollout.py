@@ -2,8 +2,8 @@
 
 Up to `parallel` env copies ("slots") run side by side; each step, the rows of every policy
 (all slots, all agents it controls) go through that policy in one batch. Episode `i` is reset
-with seed `seed + i`, so results do not depend on how many slots run at once (except for the
-shared action-sampling RNG).
+with seed `SeedTree(seed).episode(i)` (`seed + i`), so results do not depend on how many slots
+run at once (except for the shared action-sampling RNG).
 """
 
 from collections.abc import Callable, Mapping
@@ -14,6 +14,7 @@ import numpy as np
 
 from rl_platform.evaluation.envs import AgentEnv
 from rl_platform.policies.base import Policy, stack_rows
+from rl_platform.seed_tree import SeedTree
 
 SeatPlan = Callable[[int], Mapping[str, str]]
 """Episode index -> {agent_id: policy key}."""
@@ -123,7 +124,7 @@ class Rollout:
             return False
         index, self._next_episode = self._next_episode, self._next_episode + 1
         seats = dict(self.seats(index))
-        slot.obs, slot.last_infos = slot.env.reset(seed=self.seed + index)
+        slot.obs, slot.last_infos = slot.env.reset(seed=SeedTree(self.seed).episode(index))
         slot.record = EpisodeRecord(
             index=index, seats=seats, returns=dict.fromkeys(slot.env.agent_ids, 0.0)
         )

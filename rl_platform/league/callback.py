@@ -38,17 +38,19 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS
 
 from rl_platform.config_callbacks import with_callback
-from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
 from rl_platform.league import routing
 from rl_platform.league.league import MAIN_ID, League, learner_ids_for
 from rl_platform.league.restore import restore_league
 from rl_platform.league.results import Outcome
 from rl_platform.league.slots import module_id_for_scripted, module_id_for_slot
+from rl_platform.lifetime_steps import lifetime_env_steps
 from rl_platform.modules.scripted_module import ScriptedRLModule
+from rl_platform.run_facts import run_facts
+from rl_platform.seed_tree import SeedTree
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.league import LeagueSpec
 from rl_platform.storage.layout import LEAGUE_DIR
@@ -64,7 +66,8 @@ class LeagueSettings:
     root: str
     spec: LeagueSpec
     env_id: str
-    seed: int | None
+    seeds: SeedTree
+    """The run's seed tree (`RunFacts.seeds`)."""
 
 
 def league_modules(main_spec: RLModuleSpec, settings: LeagueSettings) -> dict[str, RLModuleSpec]:
@@ -73,7 +76,7 @@ def league_modules(main_spec: RLModuleSpec, settings: LeagueSettings) -> dict[st
     for k in range(settings.spec.slots):
         specs[module_id_for_slot(k)] = copy.deepcopy(main_spec)
     for name, agent in settings.spec.scripted_agents.items():
-        config = {"env_id": settings.env_id, "agent": agent, "seed": settings.seed}
+        config = {"env_id": settings.env_id, "agent": agent, "seed": settings.seeds.root}
         specs[module_id_for_scripted(name)] = RLModuleSpec(
             module_class=ScriptedRLModule, model_config=config
         )
@@ -86,11 +89,15 @@ def league_extension(
     """Config extension (pass `functools.partial(league_extension, run_dir=...)`)."""
     if spec.league is None:
         return config
-    if not is_multi_agent(spec.env.id, spec.env.kwargs):
+    facts = run_facts(spec)
+    if not facts.multi_agent:
         raise UserError(f"league: env {spec.env.id!r} is single-agent; a league needs two players")
     check_scripted_names(env_id=spec.env.id, names=list(spec.league.scripted_agents.values()))
     settings = LeagueSettings(
-        root=str(Path(run_dir) / LEAGUE_DIR), spec=spec.league, env_id=spec.env.id, seed=spec.seed
+        root=str(Path(run_dir) / LEAGUE_DIR),
+        spec=spec.league,
+        env_id=spec.env.id,
+        seeds=facts.seeds,
     )
     main_spec = config.rl_module_spec.rl_module_specs[MAIN_ID]
     specs = league_modules(main_spec, settings)
@@ -154,7 +161,9 @@ class LeagueCallback(RLlibCallback):
         self, *, algorithm: Any, metrics_logger: Any = None, **kwargs: Any
     ) -> None:
         settings = self._settings()
-        self.league = League(spec=settings.spec, storage=settings.root, seed=settings.seed or 0)
+        self.league = League(
+            spec=settings.spec, storage=settings.root, seed=settings.seeds.league()
+        )
         if self.league.plan is None:
             self.league.plan_slots()
             self.league.save()
@@ -169,14 +178,9 @@ class LeagueCallback(RLlibCallback):
         games = env_results.pop(routing.GAMES_KEY, {}) or {}
         dropped = _count(env_results.pop(routing.DROPPED_KEY, 0))
         counts = _record_games(league, games)
-        env_steps = int(
-            result.get(NUM_ENV_STEPS_SAMPLED_LIFETIME)
-            or env_results.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
-            or 0
-        )
         report = league.end_iteration(
             iteration=int(result.get("training_iteration", league.iteration + 1)),
-            env_steps=env_steps,
+            env_steps=lifetime_env_steps(result),
             get_weights=functools.partial(_learner_weights, algorithm),
         )
         reload = report.plan.reload if report.plan is not None else ()
@@ -249,7 +253,7 @@ class LeagueCallback(RLlibCallback):
             return
         self._plan_version += 1
         ship = functools.partial(
-            _install_plan, plan.to_dict(), self._plan_version, self._settings().seed
+            _install_plan, plan.to_dict(), self._plan_version, self._settings().seeds.root
         )
         for group in _env_runner_groups(algorithm):
             group.foreach_env_runner(ship, local_env_runner=True)

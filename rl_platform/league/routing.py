@@ -24,6 +24,7 @@ import numpy as np
 from rl_platform.league.results import Outcome
 from rl_platform.league.slots import SlotPlan, sample_opponent, slot_for_module_id
 from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.seed_tree import SeedTree
 
 PAIRING_KEY = "league_pairing"
 # Metric keys on env runners; the driver reads them back from the iteration's result.
@@ -49,8 +50,7 @@ def install_plan(
 ) -> None:
     """Make `plan` (a `SlotPlan.to_dict()`) this process's plan; seeds a fresh local RNG."""
     global _CURRENT
-    # [seed, worker, version] gives every runner and every plan its own reproducible stream.
-    entropy = [0 if seed is None else seed, worker_index, version]
+    entropy = SeedTree(seed).runner_plan(worker=worker_index, version=version)
     _CURRENT = RunnerPlan(
         plan=SlotPlan.from_dict(plan), version=version, rng=np.random.default_rng(entropy)
     )

@@ -17,6 +17,7 @@ from rl_platform.league.leaderboard import matchup_matrix, tournament_schedule
 from rl_platform.league.results import Outcome
 from rl_platform.league_tools.report import GameResult, TournamentReport
 from rl_platform.policies import Policy
+from rl_platform.seed_tree import SeedTree
 
 
 def play_arena_round_robin(
@@ -39,7 +40,7 @@ def play_arena_round_robin(
         match = run_matches(
             *seats,
             num_games=count,
-            seed=seed + 7919 * index,  # distinct spawn jitter per seating
+            seed=SeedTree(seed).seating(index),  # distinct spawn jitter per seating
             **dict(env_kwargs or {}),
         )
         for seat in seats:

@@ -27,6 +27,7 @@ from rich.table import Table
 from rl_platform.cli_errors import user_errors
 from rl_platform.errors import UserError
 from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.seed_tree import SeedTree
 from rl_platform.storage.layout import CHECKPOINTS_DIR, LEAGUE_DIR, SPEC_FILE
 from rl_platform.storage.run_lock import LOCK_FILE, RunFolderBusyError, RunLock
 from rl_platform.utils.ray_logs import ray_notices_logged
@@ -79,7 +80,7 @@ def _writing_league(run_dir: Path, *, verb: str) -> Iterator[tuple[Any, Any]]:
                 f"`rlp train --resume {run_dir}`"
             ) from None
         spec = _run_spec(run_dir)
-        yield League(spec=spec.league, storage=root, seed=spec.seed or 0), spec
+        yield League(spec=spec.league, storage=root, seed=SeedTree(spec.seed).league()), spec
 
 
 def _has_checkpoint(run_dir: Path) -> bool:

@@ -14,6 +14,7 @@ from rl_platform.league.leaderboard import matchup_matrix, tournament_schedule
 from rl_platform.league.results import Outcome
 from rl_platform.league_tools.report import GameResult, TournamentReport
 from rl_platform.policies import Policy
+from rl_platform.seed_tree import SeedTree
 
 OUTCOMES = {"win": Outcome.WIN, "draw": Outcome.DRAW, "loss": Outcome.LOSS}
 
@@ -36,7 +37,7 @@ def play_rollout_round_robin(
             make_env=lambda: AgentEnv(target),
             policies={"first": policies[first], "second": policies[second]},
             seats=lambda _index: {agents[0]: "first", agents[1]: "second"},
-            seed=seed + 7919 * index,  # distinct games per seating
+            seed=SeedTree(seed).seating(index),  # distinct games per seating
             parallel=min(parallel, count),
         ).run(count)
         for record in records:

@@ -33,6 +33,7 @@ from rl_platform.connectors.label_recorder import LabelRecorder
 from rl_platform.connectors.student_advantages import StudentAdvantages
 from rl_platform.learners.ppo import PlatformPPOLearner
 from rl_platform.losses.bc import bc_terms, ppo_loss_mask, total_loss
+from rl_platform.seed_tree import SeedTree
 from rl_platform.spec.bc import BCSpec
 
 LEARNER_CONFIG_KEY = "rlp_bc"
@@ -72,7 +73,7 @@ class BCPPOLearner(PlatformPPOLearner):
     def _record_labels(self, module_id: str, columns: dict, labelled: torch.Tensor) -> None:
         if self.bc_settings.coef <= 0:  # no replay step would use them
             return
-        seed = (self.config.seed or 0) + self._learner_index
+        seed = SeedTree(self.config.seed).learner(self._learner_index)
         replay = self._replays.setdefault(
             module_id, LabelReplay(self._replay_spec.capacity, seed=seed)
         )

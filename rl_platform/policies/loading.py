@@ -18,7 +18,7 @@ import numpy as np
 from loguru import logger
 
 from rl_platform.errors import UserError
-from rl_platform.module_ids import TRAINED_MODULE_IDS
+from rl_platform.module_ids import trained_module_in
 from rl_platform.policies.base import FunctionPolicy, Policy, RandomPolicy
 from rl_platform.spec.policy_uri import BEST_NAME, PolicyKind, PolicyURI, parse_policy_uri
 from rl_platform.storage.layout import CHECKPOINTS_DIR, LATEST_FILE, LEAGUE_DIR
@@ -103,7 +103,7 @@ def checkpoint_module_weights(uri: PolicyURI) -> tuple[Path, str | None, dict[st
         folder = named
     loaded = load_checkpoint(resolve_checkpoint(folder))
     weights = module_weights(loaded.parts[ALGORITHM_PART])
-    module_id = uri.module or next((m for m in TRAINED_MODULE_IDS if m in weights), None)
+    module_id = uri.module or trained_module_in(weights)
     return loaded.path, module_id, weights
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from safetensors.numpy import save as save_arrays
 
 from rl_platform.errors import UserError
-from rl_platform.module_ids import TRAINED_MODULE_IDS
+from rl_platform.module_ids import trained_module_in
 from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
 from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 from rl_platform.storage.layout import CHECKPOINTS_DIR
@@ -26,7 +26,7 @@ def export_policy(
     loaded = load_checkpoint(resolve_checkpoint(checkpoint))
     weights = module_weights(loaded.parts[ALGORITHM_PART])
     if module_id is None:
-        module_id = next((m for m in TRAINED_MODULE_IDS if m in weights), next(iter(weights), None))
+        module_id = trained_module_in(weights, fallback_to_first=True)
     if module_id not in weights:
         raise UserError(
             f"--module {module_id!r}: not in the checkpoint (modules: {', '.join(weights)})"

@@ -12,7 +12,6 @@ counts in the iteration's `perf/other_s`.
 """
 
 import dataclasses
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,9 +20,9 @@ from typing import Any, Protocol
 from loguru import logger
 
 from rl_platform.envs.env_info import action_names_of
-from rl_platform.envs.registry import trained_action_space
 from rl_platform.envs.user_envs import env_error_in
 from rl_platform.errors import TrainingHealthError, user_error_in
+from rl_platform.lifetime_steps import logged_lifetime_env_steps
 from rl_platform.run.env_runner_health import check_env_runners
 from rl_platform.run.gpu_monitor import GpuMonitor
 from rl_platform.run.health import (
@@ -38,6 +37,7 @@ from rl_platform.run.periodic_eval import PeriodicEvaluation
 from rl_platform.run.phase_clock import CHECKPOINT, EVAL, LEARN, TRAIN, WEIGHTS_SYNC, PhaseClock
 from rl_platform.run.sinks import METRICS_ROW_META_KEY
 from rl_platform.run.stopping import StopTracker
+from rl_platform.run_facts import run_facts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.algorithm_state import (
     ALGORITHM_PART,
@@ -108,14 +108,9 @@ def resume_from(algo: Any, checkpoint: LoadedCheckpoint) -> LoopStart:
         participant.restore_parts(checkpoint.parts, algorithm=algo)
     env_steps = checkpoint.meta.get("env_steps")
     if env_steps is None:
-        env_steps = _lifetime_env_steps(algo)
+        env_steps = logged_lifetime_env_steps(algo.metrics)
     logger.info("resumed from {} at iteration {}", checkpoint.path.name, iteration)
     return LoopStart(iteration=iteration, env_steps=int(env_steps))
-
-
-def _lifetime_env_steps(algo: Any) -> int:
-    value = algo.metrics.peek("num_env_steps_sampled_lifetime", default=0) if algo.metrics else 0
-    return int(value) if value is not None and math.isfinite(float(value)) else 0
 
 
 class TrainingLoop:
@@ -146,7 +141,7 @@ class TrainingLoop:
         self.clock = PhaseClock()
         self.action_names = action_names_of(spec.env.id)
         self.health = HealthMonitor(
-            spec.health, max_entropy=max_entropy(trained_action_space(spec.env))
+            spec.health, max_entropy=max_entropy(run_facts(spec).trained_action_space)
         )
         self.evaluation = (
             PeriodicEvaluation(spec, start_env_steps=start.env_steps)

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from rl_platform.learners import HEALTH_NONFINITE_KEY
+from rl_platform.lifetime_steps import lifetime_env_steps
 from rl_platform.metric_keys import ACTION_COUNTS, LEARNER_RETURN_MEAN, MODULE_RETURN_MEAN
-from rl_platform.module_ids import TRAINED_MODULE_IDS
+from rl_platform.module_ids import TRAINED_MODULE_IDS, trained_module_in
 
 # RLlib learner result key -> our name, for the main module.
 _LEARNER_KEYS = {
@@ -39,11 +40,9 @@ def _number(value: Any) -> float | None:
 
 
 def main_module_results(learners: dict[str, Any]) -> dict[str, Any]:
-    for module_id in TRAINED_MODULE_IDS:
-        if isinstance(learners.get(module_id), dict):
-            return learners[module_id]
-    others = [v for k, v in learners.items() if k != "__all_modules__" and isinstance(v, dict)]
-    return others[0] if others else {}
+    modules = [k for k, v in learners.items() if k != "__all_modules__" and isinstance(v, dict)]
+    module_id = trained_module_in(modules, fallback_to_first=True)
+    return learners[module_id] if module_id is not None else {}
 
 
 def _learner_metrics(learners: dict[str, Any]) -> dict[str, float]:
@@ -105,7 +104,7 @@ def extract_metrics(
     `train/episode_return_mean` is the trained module's own return (`LEARNER_RETURN_MEAN`)."""
     env_runners = result.get("env_runners", {}) or {}
     learners = result.get("learners", {}) or {}
-    env_steps = int(result.get("num_env_steps_sampled_lifetime", 0) or 0)
+    env_steps = lifetime_env_steps(result)
     iteration_s = float(result.get("time_this_iter_s", 0.0) or 0.0)
     metrics: dict[str, float] = {
         "iteration": float(result.get("training_iteration", 0)),

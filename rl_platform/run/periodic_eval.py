@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from rl_platform.evaluation.arena_games import arena_episodes, arena_plays
-from rl_platform.evaluation.envs import EnvTarget, probe_env
+from rl_platform.evaluation.envs import EnvTarget, env_shape
 from rl_platform.evaluation.eval import (
     DEFAULT_OPPONENTS,
     OPPONENT_KEY,
@@ -23,8 +23,9 @@ from rl_platform.evaluation.eval import (
 )
 from rl_platform.evaluation.summary import summarize
 from rl_platform.metric_keys import EVAL_PREFIX
-from rl_platform.module_ids import TRAINED_MODULE_IDS
+from rl_platform.module_ids import trained_module_in
 from rl_platform.policies import EnvContext, Policy, learned_policy, load_policy
+from rl_platform.run_facts import run_facts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.teachers import ENV_IDS
 from rl_platform.utils.user_code import is_entry_point
@@ -50,7 +51,7 @@ class PeriodicEvaluation:
         assert spec.evaluation is not None
         self.spec, self.settings = spec, spec.evaluation
         self.target = EnvTarget(spec.env.id, tuple(spec.env.wrappers), dict(spec.env.kwargs))
-        self.shape = probe_env(self.target)
+        self.shape = env_shape(run_facts(spec).agent_spaces)
         self.last_env_steps = start_env_steps
         self.opponents = self._opponent_names()
         self.best_metric = self.settings.best_metric or self._default_best_metric()
@@ -154,7 +155,7 @@ class PeriodicEvaluation:
 
 
 def _trained_weights(module_weights: dict[str, Any]) -> dict[str, np.ndarray]:
-    for module_id in TRAINED_MODULE_IDS:
-        if module_id in module_weights:
-            return module_weights[module_id]
-    raise KeyError(f"no trained module among {sorted(module_weights)}")
+    module_id = trained_module_in(module_weights)
+    if module_id is None:
+        raise KeyError(f"no trained module among {sorted(module_weights)}")
+    return module_weights[module_id]

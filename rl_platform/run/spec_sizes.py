@@ -8,8 +8,8 @@ import os
 
 import gymnasium as gym
 
-from rl_platform.envs.registry import agent_observation_spaces, trained_action_space
 from rl_platform.run.machine_fit import RunSizes, check_fits, machine_memory_bytes
+from rl_platform.run_facts import run_facts
 from rl_platform.spec import ExperimentSpec
 
 _SIZE_FIELDS = ("hidden", "encoder", "obs_encoder", "d_model", "lstm_cell_size", "actor", "critic")
@@ -28,8 +28,9 @@ def _widths(model: object) -> list[int]:
 
 
 def sizes_of(spec: ExperimentSpec) -> RunSizes:
-    observation = max(gym.spaces.flatdim(space) for space in agent_observation_spaces(spec.env))
-    actions = gym.spaces.flatdim(trained_action_space(spec.env))
+    facts = run_facts(spec)
+    observation = max(gym.spaces.flatdim(space) for space in facts.observation_spaces)
+    actions = gym.spaces.flatdim(facts.trained_action_space)
     batch = spec.training.train_batch_size
     return RunSizes(
         train_batch_size=batch,

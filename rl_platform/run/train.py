@@ -44,6 +44,7 @@ from rl_platform.run.sinks import (
 )
 from rl_platform.run.spec_sizes import check_spec_fits_machine
 from rl_platform.run.trial_metrics import TrialMetrics
+from rl_platform.run_facts import run_facts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint, checkpoint_name
 from rl_platform.storage.layout import (
@@ -106,6 +107,7 @@ def train(
     )
     # A user's env that breaks at once fails here, in seconds, before any folder is written.
     preflight_env(spec.env.id, spec.env.kwargs, seed=spec.seed)
+    run_facts(spec)  # resolved once here; every consumer below reads the same object
     check_spec_fits_machine(spec)  # absurd sizes end here, not when the kernel kills the run
     grace_s = stop_grace_s(os.environ)  # how long a stop may take: a bad value before any file
     target = resume_target(resume) if resume else None

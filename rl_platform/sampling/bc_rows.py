@@ -19,6 +19,7 @@ import numpy as np
 
 from rl_platform.bc_rules.labeler import TeacherLabeler, find_labelers
 from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION, BCMode, slice_bounds
+from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.sampling.game_stats import WINDOW
 from rl_platform.sampling.module_actions import PolicyOutput
 from rl_platform.sampling.rollout import RolloutArrays
@@ -29,7 +30,7 @@ class BCRows:
 
     def __init__(self, piece: TeacherLabeler, *, num_games: int) -> None:
         self.piece = piece
-        self.module_id = next(iter(piece.modules)) if piece.multi_agent else "main"
+        self.module_id = next(iter(piece.modules)) if piece.multi_agent else MAIN_MODULE_ID
         self.num_games = num_games
         self.game_mode = np.full(num_games, -1, np.int64)
 

@@ -17,6 +17,7 @@ import numpy as np
 from rl_platform.envs.vector_game import DRAW
 from rl_platform.league import routing
 from rl_platform.league.results import Outcome
+from rl_platform.lifetime_steps import NUM_ENV_STEPS_SAMPLED_LIFETIME
 from rl_platform.metric_keys import ACTION_COUNTS, LEARNER_RETURN_MEAN, MODULE_RETURN_MEAN
 from rl_platform.sampling.seat_plan import NO_MEMBER, SeatPlan
 
@@ -27,7 +28,6 @@ EPISODE_LEN_MEAN = "episode_len_mean"
 NUM_EPISODES = "num_episodes"
 NUM_EPISODES_LIFETIME = "num_episodes_lifetime"
 NUM_ENV_STEPS_SAMPLED = "num_env_steps_sampled"
-NUM_ENV_STEPS_SAMPLED_LIFETIME = "num_env_steps_sampled_lifetime"
 NUM_AGENT_STEPS_SAMPLED = "num_agent_steps_sampled"
 NUM_MODULE_STEPS_SAMPLED = "num_module_steps_sampled"
 

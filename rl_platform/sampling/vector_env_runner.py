@@ -32,7 +32,7 @@ from ray.rllib.utils.metrics import SAMPLE_TIMER
 from rl_platform.envs.registry import load_factory
 from rl_platform.envs.vector_game import VectorGame, put_rows, take_rows
 from rl_platform.league import routing
-from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.module_ids import trained_module_in
 from rl_platform.sampling import module_actions
 from rl_platform.sampling.bc_rows import BCRows
 from rl_platform.sampling.device_acting import SeatActing
@@ -49,9 +49,8 @@ from rl_platform.sampling.rollout import (
 )
 from rl_platform.sampling.seat_plan import SeatPlan
 from rl_platform.sampling.seat_states import ChunkPositions, flat_rows
+from rl_platform.seed_tree import SeedTree
 from rl_platform.spec.model_type import OpponentHistoryInputs
-
-MAIN_MODULE = MAIN_MODULE_ID
 
 
 @dataclass(frozen=True)
@@ -175,13 +174,12 @@ class VectorEnvRunner(MultiAgentEnvRunner):
 
     def _reset_all(self) -> None:
         game, settings = self.game, self._settings()
-        seed = None if settings.seed is None else settings.seed + 1000 * (self.worker_index or 0)
-        start = game.reset(seed=seed)
+        start = game.reset(seed=SeedTree(settings.seed).runner(self.worker_index or 0))
         self._obs, self._acting = start.obs, start.acting
         self._inputs = model_inputs_for(settings.history)
         self._model_obs = self._inputs.start(self._obs, self._acting)
         self._module_ids = tuple(self.module.keys())
-        self._main = MAIN_MODULE if MAIN_MODULE in self._module_ids else self._module_ids[0]
+        self._main = trained_module_in(self._module_ids, fallback_to_first=True)
         module_actions.eval_mode(self.module)
         self._states = self._seat_states()
         self._trained = self._trained_modules()

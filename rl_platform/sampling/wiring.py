@@ -9,7 +9,7 @@ locally and in remote actors, so settings travel as class attributes).
 from loguru import logger
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
-from rl_platform.envs.env_info import vector_game_of
+from rl_platform.run_facts import run_facts
 from rl_platform.sampling.vector_env_runner import VectorEnvRunner, VectorRunnerSettings
 from rl_platform.spec import ExperimentSpec
 
@@ -20,16 +20,17 @@ def vector_runner_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> Al
     if choice.kind != "vector":
         logger.info("env runner: rllib (RLlib's stock runner; {})", choice.reason)
         return config
-    factory = vector_game_of(spec.env.id)
+    facts = run_facts(spec)
+    factory = facts.env.vector_game
     assert factory is not None
     kwargs = dict(spec.env.kwargs)
     settings = VectorRunnerSettings(
         env_id=spec.env.id,
         game_factory=factory,
         game_kwargs=kwargs,
-        seed=kwargs.get("seed", spec.seed),
-        history=spec.model.opponent_history(),
-        opponent_actions=spec.model.opponent_actions_key() is not None,
+        seed=facts.env_seeds.root,
+        history=facts.model.opponent_history,
+        opponent_actions=facts.model.opponent_actions_key is not None,
         acting_device=spec.resources.acting_device,
         cuda_graphs=spec.resources.cuda_graphs,
     )

@@ -4,7 +4,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from rl_platform.envs.env_info import is_multi_agent
 from rl_platform.errors import UserError
 from rl_platform.spec.base import SpecModel
 from rl_platform.spec.bc import BCSpec
@@ -159,7 +158,7 @@ class ExperimentSpec(SpecModel):
                 "evaluation: {every_env_steps: 50000, episodes: 100}"
             )
         opponents = self.evaluation.opponents if self.evaluation is not None else []
-        if opponents and not is_multi_agent(self.env.id, self.env.kwargs):
+        if opponents and not self.env.facts().multi_agent:
             raise ValueError(
                 f"evaluation.opponents applies to two-player envs; {self.env.id} is "
                 "single-agent (leave it empty)"
@@ -237,7 +236,7 @@ class ExperimentSpec(SpecModel):
         raises ValueError when `vector` is asked for and impossible."""
         return choose_runner(
             requested=self.env.runner,
-            env_id=self.env.id,
+            env=self.env.facts(),
             algo=self.algo,
             wrappers=list(self.env.wrappers),
         )

@@ -9,7 +9,7 @@ it: recurrent states and the opponent-history window live in the runner's arrays
 from dataclasses import dataclass
 from typing import Literal
 
-from rl_platform.envs.env_info import is_multi_agent, vector_game_of
+from rl_platform.envs.env_info import EnvFacts
 
 VECTOR_ALGOS = ("PPO", "APPO", "IMPALA")
 
@@ -20,10 +20,10 @@ class RunnerChoice:
     reason: str
 
 
-def _blocker(*, env_id: str, algo: str, wrappers: list[str]) -> str | None:
+def _blocker(*, env: EnvFacts, algo: str, wrappers: list[str]) -> str | None:
     """Why the array runner cannot run this spec, or None if it can."""
-    if vector_game_of(env_id) is None or not is_multi_agent(env_id):
-        return f"env {env_id!r} has no vectorized multi-agent game core"
+    if env.kind != "vector_game":
+        return f"env {env.env_id!r} has no vectorized multi-agent game core"
     if algo not in VECTOR_ALGOS:
         return f"algo {algo} is not one of {', '.join(VECTOR_ALGOS)}"
     if wrappers:
@@ -31,13 +31,14 @@ def _blocker(*, env_id: str, algo: str, wrappers: list[str]) -> str | None:
     return None
 
 
-def choose_runner(*, requested: str, env_id: str, algo: str, wrappers: list[str]) -> RunnerChoice:
-    """Resolve `env.runner`; raises ValueError when `vector` is asked for and impossible."""
-    blocker = _blocker(env_id=env_id, algo=algo, wrappers=wrappers)
+def choose_runner(*, requested: str, env: EnvFacts, algo: str, wrappers: list[str]) -> RunnerChoice:
+    """Resolve `env.runner` for the env's facts (`EnvSpec.facts()`); raises ValueError when
+    `vector` is asked for and impossible."""
+    blocker = _blocker(env=env, algo=algo, wrappers=wrappers)
     if requested == "rllib":
         return RunnerChoice("rllib", "env.runner: rllib")
     if blocker is None:
-        return RunnerChoice("vector", f"{env_id} has a vectorized game core")
+        return RunnerChoice("vector", f"{env.env_id} has a vectorized game core")
     if requested == "vector":
         raise ValueError(
             f"env.runner vector cannot run this spec: {blocker}; use env.runner auto or rllib"

@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
-from rl_platform.envs.env_info import check_env
+from rl_platform.envs.env_info import EnvFacts, check_env, env_facts
 from rl_platform.envs.env_kwargs import unknown_env_kwargs
 from rl_platform.envs.sources import EnvIdError, resolve_env_source
 from rl_platform.spec.base import SpecModel
@@ -76,6 +76,11 @@ class EnvSpec(SpecModel):
             hint = f"did you mean {close[0]!r}?" if close else f"it reads {', '.join(accepted)}"
             raise ValueError(f"{env_id} does not read {unknown[0]!r}; {hint}")
         return kwargs
+
+    def facts(self) -> EnvFacts:
+        """What this env is (kind, vectorized core), resolved once per process
+        (`rl_platform.envs.env_info.env_facts`)."""
+        return env_facts(self.id, self.kwargs)
 
     @model_validator(mode="after")
     def _user_env_builds(self) -> "EnvSpec":

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from rl_platform.errors import TrainingHealthError
+from rl_platform.lifetime_steps import logged_lifetime_env_steps
 from rl_platform.storage.checkpoints import LoadedCheckpoint
 
 ALGORITHM_PART = "algorithm"
@@ -67,16 +68,12 @@ def _resync_env_runners(algo: Any) -> None:
     explore as at step 0 (e.g. DQN's epsilon back at 1.0). Repeat the sync RLlib does after every
     iteration, now with the restored metrics.
     """
-    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
-
     group = getattr(algo, "env_runner_group", None)
     if group is None:
         return
     group.sync_env_runner_states(
         config=algo.config,
-        env_steps_sampled=algo.metrics.peek(
-            (ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0
-        ),
+        env_steps_sampled=logged_lifetime_env_steps(algo.metrics),
         env_to_module=algo.env_to_module_connector,
         module_to_env=algo.module_to_env_connector,
     )

@@ -46,7 +46,7 @@ LAYERS = (
         "base",
         "constants, errors and helpers; no feature, no Ray",
         """errors module_ids metric_keys observation_keys devices batch_scaling utils
-        cli_errors cli_options""",
+        cli_errors cli_options seed_tree lifetime_steps""",
     ),
     _layer(
         "core",
@@ -60,8 +60,8 @@ LAYERS = (
     _layer(
         "adapters",
         "RLlib pieces (RLModules, connectors, learners, env runner, callbacks, config)",
-        """algorithms module_spec rllib_config config_callbacks modules connectors learners
-        sampling policies bc league.callback envs.registry envs.pettingzoo_adapter
+        """algorithms module_spec run_facts rllib_config config_callbacks modules connectors
+        learners sampling policies bc league.callback envs.registry envs.pettingzoo_adapter
         envs.vector_game_env envs.duel.rllib_env storage.algorithm_state utils.ray_logs
         utils.ray_session""",
     ),

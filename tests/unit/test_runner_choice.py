@@ -2,6 +2,7 @@
 
 import pytest
 
+from rl_platform.envs.env_info import env_facts
 from rl_platform.errors import SpecError
 from rl_platform.spec import validate_spec_data
 from rl_platform.spec.runner_choice import choose_runner
@@ -9,7 +10,8 @@ from rl_platform.spec.runner_choice import choose_runner
 
 def _choice(requested: str, **kw):
     args = {"env_id": "rlp/Duel-v0", "algo": "PPO", "wrappers": []} | kw
-    return choose_runner(requested=requested, **args)
+    env = env_facts(args.pop("env_id"))
+    return choose_runner(requested=requested, env=env, **args)
 
 
 def test_auto_picks_the_array_runner_for_games_with_a_vector_core() -> None:

@@ -7,6 +7,7 @@ import numpy as np
 
 from rl_platform.envs.duel.core import DRAW, DuelCore
 from rl_platform.envs.duel.scripted import ActFn
+from rl_platform.seed_tree import SeedTree
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def play_games(
 ) -> GameLog:
     """Play `num_games` games to completion with `agent_a` as player 0 and `agent_b` as 1."""
     core = DuelCore(num_games, seed=seed, **core_kwargs)
-    rng = np.random.default_rng(seed + 1)
+    rng = np.random.default_rng(SeedTree(seed).arena_actions())
     obs = core.reset()
     lengths = np.zeros(num_games, np.int64)
     returns = np.zeros((num_games, 2), np.float64)

@@ -13,18 +13,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from rl_platform.envs.duel.pettingzoo_env import action_space, observation_space
 from rl_platform.envs.duel.render import render_game
 from rl_platform.envs.duel.single_game import AGENT_IDS, SingleGame
-
-# Seeds of parallel env copies are spread this far apart per env runner.
-_WORKER_SEED_STRIDE = 1000
-
-
-def _seed_for_copy(env_config: Mapping[str, Any], seed: int | None) -> int | None:
-    """Give every env copy its own seed when RLlib passes an EnvContext with indices."""
-    if seed is None:
-        return None
-    worker = int(getattr(env_config, "worker_index", 0) or 0)
-    vector = int(getattr(env_config, "vector_index", 0) or 0)
-    return seed + worker * _WORKER_SEED_STRIDE + vector
+from rl_platform.seed_tree import seed_for_copy
 
 
 class DuelMultiAgentEnv(MultiAgentEnv):
@@ -37,7 +26,7 @@ class DuelMultiAgentEnv(MultiAgentEnv):
         env_config = config if config is not None else {}
         kwargs = dict(env_config)
         self.render_mode = kwargs.pop("render_mode", None)
-        kwargs["seed"] = _seed_for_copy(env_config, kwargs.get("seed"))
+        kwargs["seed"] = seed_for_copy(env_config)  # every env copy its own seed
         self._game = SingleGame(**kwargs)
         self.possible_agents = list(AGENT_IDS)
         self.agents = list(AGENT_IDS)
