@@ -29,6 +29,7 @@ import torch
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.utils.metrics import SAMPLE_TIMER
 
+from rl_platform.envs.hidden_view import HiddenView
 from rl_platform.envs.registry import load_factory
 from rl_platform.envs.vector_game import VectorGame, put_rows, take_rows
 from rl_platform.league import routing
@@ -72,6 +73,8 @@ class VectorRunnerSettings:
     """Where the torch modules act and the seats' recurrent states live (`cpu`, `cuda`)."""
     cuda_graphs: bool = True
     """On CUDA, replay each module's acting step as a captured CUDA graph."""
+    hidden: HiddenView | None = None
+    """Features the torch modules do not see (`env.hide`); scripted seats see them."""
 
 
 class VectorEnvRunner(MultiAgentEnvRunner):
@@ -178,7 +181,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         seed = None if settings.seed is None else settings.seed + 1000 * (self.worker_index or 0)
         start = game.reset(seed=seed)
         self._obs, self._acting = start.obs, start.acting
-        self._inputs = model_inputs_for(settings.history)
+        self._inputs = model_inputs_for(settings.history, hidden=settings.hidden)
         self._model_obs = self._inputs.start(self._obs, self._acting)
         self._module_ids = tuple(self.module.keys())
         self._main = MAIN_MODULE if MAIN_MODULE in self._module_ids else self._module_ids[0]
