@@ -28,7 +28,7 @@ from rl_platform.envs.duel.counter import BLIND_SPOTS, make_opener
 from rl_platform.envs.duel.scripted import ActFn
 from rl_platform.teachers import get_scripted
 
-SCRIPTED = ("based", "rusher", "blocker", "zoner", "counter", "shifter", "random")
+SCRIPTED = ("based", "rusher", "blocker", "zoner", "answerer", "counter", "shifter", "random")
 
 
 def responders() -> dict[str, ActFn]:
