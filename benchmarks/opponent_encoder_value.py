@@ -1,7 +1,7 @@
 """Does reading the opponent pay? MLP vs LSTM vs transformer_lstm on the duel (issue #43).
 
     uv run python -m benchmarks.opponent_encoder_value [--env-steps 6000000] [--games 200]
-        [--seeds 0 1 2 3 4] [--hide hp shield stocks] [--teacher scripted://duel/based]
+        [--seeds 0 1 2 3 4] [--hidden-intent counter shifter] [--hide hp shield stocks] [--teacher scripted://duel/answerer]
         [--history 30] [--history-of opponent] [--mix-pfsp 0] [--opponent-action 1.0]
         [--opponent-action-input features] [--ceiling-games 200] [--quick] [--parallel]
         [--out runs/opponent_encoder_value]
@@ -13,7 +13,10 @@ opponents are the scripted duel styles in equal shares, from two test sets
 * the **hidden-intent set**, where memory is necessary: `counter` (a hidden blind spot per
   game) with its giveaways hidden from the learner (`--hide`, the spec's `env.hide`: both
   players' HP, shield and stocks, which keep what earlier exchanges did; docs/duel.md, "The
-  learner's view"), and `shifter` (a hidden plan per game, shown only by how it moves);
+  learner's view"), and `shifter` (a hidden plan per game, shown only by how it moves; but a
+  memoryless responder that answers every open style, `answerer`, beats all three plans from
+  the frame, 0.98: its ceiling leaves memory nothing to add, docs/duel.md; `--hidden-intent
+  counter` leaves it out);
 * the **open styles** `based`, `rusher`, `blocker`, `zoner`, which show who they are in every
   frame. The learner's view is one per run, so it plays them without those features too.
 
@@ -31,8 +34,9 @@ hidden value (blind spot, plan):
   state reset too); (b0) the same (b) policy with its LSTM state reset after every step.
 
 Every model starts with the same BC kickstart (`--kickstart-env-steps`, 200k by default,
-towards `--teacher`, `based` by default; docs/bc.md); then each trains with PPO at its own
-tuned learning rate (`benchmarks/common/encoder_specs.py`). The budget is 6M env steps
+towards `--teacher`: `answerer`, which beats each open style from the frame, docs/duel.md;
+docs/bc.md), so every model starts with the open styles' answers; then each trains with PPO at
+its own tuned learning rate (`benchmarks/common/encoder_specs.py`). The budget is 6M env steps
 by default (at 2M every model's mean swung by 30-60 points between seeds, docs/modules.md); a
 seed of all three takes about 70 minutes on 2 cores. `--parallel` trains and evaluates every
 (seed, model) as a Ray task of its own (`benchmarks/common/fan_out.py`, 2 CPUs each), on this
@@ -57,10 +61,10 @@ from pathlib import Path
 from benchmarks.common import add_seed_options, seeds_to_run
 from benchmarks.common.encoder_specs import KICKSTART_TEACHER, MODELS, TORCH_THREADS, spec_for
 from benchmarks.common.fan_out import fan_out
-from benchmarks.common.hidden_intent import GIVEAWAYS, TEST_SETS
+from benchmarks.common.hidden_intent import GIVEAWAYS, HIDDEN_INTENT, OPEN_STYLES, SPLITS
 from benchmarks.common.intent_report import print_report
 from benchmarks.common.style_arena import CUTS, evaluate, print_table
-from benchmarks.duel_hidden_intent import memoryless_bounds
+from benchmarks.duel_hidden_intent import memoryless_bounds, responders
 from rl_platform import train
 from rl_platform.run.train import train_in_folder
 from rl_platform.spec import load_spec
@@ -81,6 +85,7 @@ def model_rows(model: str, seed: int, args: argparse.Namespace) -> tuple[dict[st
         env_steps=args.env_steps,
         seed=seed,
         kickstart_env_steps=args.kickstart_env_steps,
+        styles=[*OPEN_STYLES, *args.hidden_intent],
         hide=args.hide,
         teacher=args.teacher,
         mix_pfsp=args.mix_pfsp,
@@ -100,12 +105,19 @@ def model_rows(model: str, seed: int, args: argparse.Namespace) -> tuple[dict[st
         run_dir = train(spec, out_dir=out_dir).run_dir
     rows = {}
     for row_name, forgets in {model: None, **CUTS.get(model, {})}.items():
-        rows[row_name] = evaluate(spec, run_dir, games=args.games, forgets=forgets, sets=TEST_SETS)
+        rows[row_name] = evaluate(
+            spec, run_dir, games=args.games, forgets=forgets, sets=test_sets(args)
+        )
     return rows, str(run_dir)
 
 
+def test_sets(args: argparse.Namespace) -> dict[str, list[str]]:
+    """The hidden-intent set (`--hidden-intent`) and the open styles, by name."""
+    return {"hidden_intent": list(args.hidden_intent), "open": list(OPEN_STYLES)}
+
+
 def print_seed(seed: int, rows: dict[str, dict], args: argparse.Namespace) -> None:
-    for set_name, styles in TEST_SETS.items():
+    for set_name, styles in test_sets(args).items():
         print(
             f"\n{set_name} set, seed {seed}: {args.env_steps:,} env steps per model, "
             f"{args.games} games per style and mode, hidden from the learner: {args.hide}"
@@ -153,12 +165,16 @@ def run_in_parallel(seeds: Sequence[int], args: argparse.Namespace) -> list[dict
 
 def memoryless_ceilings(out: Path, *, games: int) -> dict[str, float]:
     """The memoryless ceiling against each hidden-intent opponent (docs/duel.md), computed once
-    per game count (~60 s at 200 games on 2 cores) and cached in `out`."""
+    per game count and set of responders (~45 s at 200 games on 2 cores), cached in `out`."""
     cache = out / f"memoryless_ceiling_{games}games_seed{CEILING_SEED}.json"
-    if not cache.is_file():
+    names = sorted(responders())
+    cached = json.loads(cache.read_text()) if cache.is_file() else {}
+    if cached.get("responders") != names:
         bounds = memoryless_bounds(games=games, seed=CEILING_SEED)
-        write_json_atomic(cache, {o: {"ceiling": c, "knowing": k} for o, (c, k) in bounds.items()})
-    return {o: b["ceiling"] for o, b in json.loads(cache.read_text()).items()}
+        ceilings = {o: {"ceiling": c, "knowing": k} for o, (c, k) in bounds.items()}
+        cached = {"responders": names, "opponents": ceilings}
+        write_json_atomic(cache, cached)
+    return {o: b["ceiling"] for o, b in cached["opponents"].items()}
 
 
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -191,6 +207,10 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--hide", nargs="*", default=list(GIVEAWAYS),
         help="features hidden from the learner (env.hide; none: `--hide` alone)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--hidden-intent", nargs="+", choices=list(SPLITS), default=list(HIDDEN_INTENT),
+        help="the hidden-intent set, in the league beside the open styles",
     )  # fmt: skip
     parser.add_argument(
         "--teacher", default=KICKSTART_TEACHER, help="the BC kickstart's teacher (a policy URI)"
@@ -230,7 +250,7 @@ def main() -> None:
     ceilings = memoryless_ceilings(args.out, games=args.ceiling_games)
     run = run_in_parallel if args.parallel else run_in_order
     rows_by_seed = run(seeds_to_run(args), args)
-    print_report(rows_by_seed, ceilings=ceilings)
+    print_report(rows_by_seed, ceilings={o: ceilings[o] for o in args.hidden_intent})
 
 
 if __name__ == "__main__":

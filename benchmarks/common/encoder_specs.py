@@ -14,7 +14,8 @@ from rl_platform.spec import ExperimentSpec, validate_spec_data
 
 STYLES = (*OPEN_STYLES, *HIDDEN_INTENT)
 """The league's scripted opponents: both test sets, in equal shares."""
-KICKSTART_TEACHER = "scripted://duel/based"
+KICKSTART_TEACHER = "scripted://duel/answerer"
+"""Answers every open style from the frame (docs/duel.md), so every model starts with them."""
 LR_DECAY_ENV_STEPS = 2_000_000
 TORCH_THREADS = 2
 """Each run's torch threads, and the CPUs a `--parallel` job reserves: the array runner samples

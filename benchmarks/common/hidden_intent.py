@@ -23,7 +23,6 @@ OPEN_STYLES = ("based", "rusher", "blocker", "zoner")
 GIVEAWAYS = ("hp", "shield", "stocks")
 """What `counter`'s frame keeps of earlier exchanges (a punished attack cost HP, shield or a
 stock): hidden from the learner, so only its memory can tell the blind spot."""
-TEST_SETS = {"hidden_intent": HIDDEN_INTENT, "open": OPEN_STYLES}
 
 Split = Callable[..., dict[str, float]]
 """`split(make_agent, *, games, seed)`: the agent's win rate in the games of each hidden

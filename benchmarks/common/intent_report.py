@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from benchmarks.common.hidden_intent import HIDDEN_INTENT
 from benchmarks.common.spread import bootstrap_interval
 from benchmarks.common.style_arena import ALL_MEMORY_CUT, HISTORY_CUT, MEMORY_CUT, MODES
 
@@ -52,27 +51,28 @@ def _over_seeds(rows_by_seed: Sequence[Rows], policy: str, key: str) -> list[flo
 
 
 def print_means(rows_by_seed: Sequence[Rows], *, mode: str, ceilings: Mapping[str, float]) -> None:
-    """One row per policy: its mean over seeds against each hidden-intent opponent, the
-    set's mean with its interval and its distance to the ceiling, and the open styles' mean."""
-    ceiling = float(np.mean([ceilings[o] for o in HIDDEN_INTENT]))
-    opponents = " | ".join(f"`{o}`" for o in HIDDEN_INTENT)
+    """One row per policy: its mean over seeds against each hidden-intent opponent (the keys
+    of `ceilings`), the set's mean with its interval and its distance to the ceiling, and the
+    open styles' mean."""
+    hidden = list(ceilings)
+    ceiling = float(np.mean([ceilings[o] for o in hidden]))
+    opponents = " | ".join(f"`{o}`" for o in hidden)
     print(f"\n{mode}: win rate, mean over seeds [95% bootstrap interval]\n")
     print(f"| policy | {opponents} | hidden-intent set | minus the ceiling | open styles | seeds |")
-    print("|---|" + "---|" * (len(HIDDEN_INTENT) + 4))
-    cells = " | ".join(f"{ceilings[o]:.2f}" for o in HIDDEN_INTENT)
+    print("|---|" + "---|" * (len(hidden) + 4))
+    cells = " | ".join(f"{ceilings[o]:.2f}" for o in hidden)
     print(f"| memoryless ceiling | {cells} | {ceiling:.2f} | 0 | - | - |")
     policies = [p for p in LABELS if any(p in rows for rows in rows_by_seed)]
     for policy in policies:
         per_opponent = " | ".join(
-            f"{np.mean(_over_seeds(rows_by_seed, policy, f'{mode}/{o}')):.2f}"
-            for o in HIDDEN_INTENT
+            f"{np.mean(_over_seeds(rows_by_seed, policy, f'{mode}/{o}')):.2f}" for o in hidden
         )
-        hidden = _over_seeds(rows_by_seed, policy, f"{mode}/mean/hidden_intent")
-        above = [value - ceiling for value in hidden]
+        means = _over_seeds(rows_by_seed, policy, f"{mode}/mean/hidden_intent")
+        above = [value - ceiling for value in means]
         open_styles = _over_seeds(rows_by_seed, policy, f"{mode}/mean/open")
         print(
-            f"| {LABELS[policy]} | {per_opponent} | {mean_and_interval(hidden)} | "
-            f"{np.mean(above):+.2f} | {mean_and_interval(open_styles)} | {len(hidden)} |"
+            f"| {LABELS[policy]} | {per_opponent} | {mean_and_interval(means)} | "
+            f"{np.mean(above):+.2f} | {mean_and_interval(open_styles)} | {len(means)} |"
         )
 
 
@@ -95,7 +95,8 @@ def print_differences(rows_by_seed: Sequence[Rows], *, mode: str) -> None:
 
 
 def print_report(rows_by_seed: Sequence[Rows], *, ceilings: Mapping[str, float]) -> None:
-    """Means and differences, greedy and sampled; says so when one seed gives no interval."""
+    """Means and differences, greedy and sampled; says so when one seed gives no interval.
+    `ceilings`: the memoryless ceiling of each opponent of the hidden-intent set."""
     for mode in MODES:
         print_means(rows_by_seed, mode=mode, ceilings=ceilings)
         print_differences(rows_by_seed, mode=mode)
