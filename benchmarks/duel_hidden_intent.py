@@ -18,24 +18,17 @@ The gap between them is what memory can be worth against that opponent.
 
 import argparse
 import time
-from collections.abc import Callable
 
 import numpy as np
 
 from benchmarks.common import machine_line
-from rl_platform.envs.duel.counter import BLIND_SPOTS, make_opener, wins_by_blind_spot
+from benchmarks.common.hidden_intent import SPLITS as OPPONENTS
+from benchmarks.common.hidden_intent import Split
+from rl_platform.envs.duel.counter import BLIND_SPOTS, make_opener
 from rl_platform.envs.duel.scripted import ActFn
-from rl_platform.envs.duel.shifter import wins_by_plan
 from rl_platform.teachers import get_scripted
 
-SCRIPTED = ("based", "rusher", "blocker", "zoner", "counter", "shifter", "random")
-Split = Callable[..., dict]
-OPPONENTS: dict[str, Split] = {
-    "counter": lambda make_agent, **kw: {
-        mode.name.lower(): win for mode, win in wins_by_blind_spot(make_agent, **kw).items()
-    },
-    "shifter": wins_by_plan,
-}
+SCRIPTED = ("based", "rusher", "blocker", "zoner", "answerer", "counter", "shifter", "random")
 
 
 def responders() -> dict[str, ActFn]:
@@ -51,6 +44,23 @@ def table_for(split: Split, *, games: int, seed: int) -> dict[str, dict[str, flo
     }
 
 
+def bounds_of(table: dict[str, dict[str, float]]) -> tuple[float, float]:
+    """(memoryless ceiling, knowing the intent) of one opponent's responder table."""
+    columns = list(next(iter(table.values())))
+    ceiling = max(float(np.mean(list(row.values()))) for row in table.values())
+    knowing = float(np.mean([max(row[c] for row in table.values()) for c in columns]))
+    return ceiling, knowing
+
+
+def memoryless_bounds(*, games: int, seed: int) -> dict[str, tuple[float, float]]:
+    """(memoryless ceiling, knowing the intent) against each hidden-intent opponent, unprinted
+    (`benchmarks/opponent_encoder_value.py` reads its results against them)."""
+    return {
+        opponent: bounds_of(table_for(split, games=games, seed=seed))
+        for opponent, split in OPPONENTS.items()
+    }
+
+
 def print_table(opponent: str, table: dict[str, dict[str, float]]) -> tuple[float, float]:
     columns = list(next(iter(table.values())))
     print(f"\n### against `{opponent}` (cell: the row's win rate in games of that hidden value)\n")
@@ -59,9 +69,7 @@ def print_table(opponent: str, table: dict[str, dict[str, float]]) -> tuple[floa
     for name, row in table.items():
         cells = [row[c] for c in columns]
         print(f"| {name} | " + " | ".join(f"{c:.2f}" for c in cells) + f" | {np.mean(cells):.2f} |")
-    ceiling = max(float(np.mean(list(row.values()))) for row in table.values())
-    knowing = float(np.mean([max(row[c] for row in table.values()) for c in columns]))
-    return ceiling, knowing
+    return bounds_of(table)
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
 from rl_platform.algorithms import algorithm_config_class, learner_class
 from rl_platform.batch_scaling import auto_scale_batch
+from rl_platform.connectors.hide_features import with_hidden_features
 from rl_platform.connectors.state_lookback import FillStateLookback, lookback_horizon_for_turns
 from rl_platform.envs.registry import registered_env_name
 from rl_platform.learners.device import learner_gpus
@@ -136,8 +137,12 @@ def _keep_states_across_cuts(config: AlgorithmConfig, spec: ExperimentSpec) -> A
 def _apply_modules(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
     module_spec = module_spec_for(spec)
     facts = run_facts(spec)
+    connector = None
     if (history := facts.model.opponent_history) is not None:
         connector = history_connector_for(history, multi_agent=facts.multi_agent)
+    # `env.hide` (the array runner applies it in its own model inputs; RLlib's runner here).
+    connector = with_hidden_features(spec.env.hidden_view(), connector)
+    if connector is not None:
         config = config.env_runners(env_to_module_connector=connector)
     if not facts.multi_agent:
         return config.rl_module(rl_module_spec=module_spec)

@@ -2,7 +2,8 @@
 
 Every such script runs `--seeds` (three by default; `--quick` runs the first only) and reports
 each ratio as its median, minimum and maximum over the seeds. A goal counts as met only when
-the median meets it: one lucky seed is an anecdote, not a result.
+the median meets it: one lucky seed is an anecdote, not a result. Differences between models
+are also given as a mean with a 95% bootstrap interval over seeds (`bootstrap_interval`).
 
     from benchmarks.common import add_seed_options, ratio_line, seeds_to_run
 """
@@ -11,6 +12,8 @@ import argparse
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 DEFAULT_SEEDS = (0, 1, 2)
 
@@ -100,3 +103,20 @@ def ratio_line(
 def _fmt(value: float) -> str:
     """Ratios with three decimals, counts and seconds whole."""
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3f}"
+
+
+def bootstrap_interval(
+    values: Sequence[float], *, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float] | None:
+    """The percentile bootstrap interval of the mean of `values` (seeds drawn with
+    replacement, `resamples` times; Efron & Tibshirani 1993, ch. 13); None with fewer than two
+    values, where no interval can be drawn. With few seeds the interval is narrow for its
+    confidence (the bootstrap cannot see beyond the seeds it has): read it as a spread."""
+    if len(values) < 2:
+        return None
+    data = np.asarray(values, np.float64)
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(len(data), size=(resamples, len(data)))].mean(axis=1)
+    tail = 100.0 * (1.0 - confidence) / 2.0
+    low, high = np.percentile(means, [tail, 100.0 - tail])
+    return float(low), float(high)

@@ -1,14 +1,15 @@
 """A trained duel run against the scripted styles, as `benchmarks/opponent_encoder_value.py`
 evaluates it: win rates per style (seats alternating, in the duel's vectorized arena), greedy
-and sampled, the mean over styles, against `counter` also per blind spot, and the same for the
-run's memory-cut twins (`CUTS`). The trained weights come from `rl_platform.policies.
+and sampled, the mean over each test set (`benchmarks/common/hidden_intent.py`), against each
+hidden-intent opponent also per hidden value, and the same for the run's memory-cut twins
+(`CUTS`). The trained weights come from `rl_platform.policies.
 learned_parts`, the twins from `learned_policy`'s `policy_class` hook.
 
     from benchmarks.common.style_arena import CUTS, evaluate, print_table
 """
 
 import functools
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,13 @@ import numpy as np
 import torch
 
 from benchmarks.common.arena import duel_context, duel_policy, play
-from rl_platform.envs.duel.counter import BLIND_SPOTS, wins_by_blind_spot
+from benchmarks.common.hidden_intent import SPLITS, Split
 from rl_platform.envs.duel.scripted import ActFn
 from rl_platform.policies import EnvContext, learned_parts, learned_policy
 from rl_platform.policies.module_policy import ModulePolicy
 from rl_platform.spec import ExperimentSpec
 
+MODES = ("greedy", "sampled")
 HISTORY_CUT = "transformer_lstm, history cut"
 ALL_MEMORY_CUT = "transformer_lstm, all memory cut"
 MEMORY_CUT = "lstm, memory cut"
@@ -68,30 +70,34 @@ def evaluate(
     *,
     games: int,
     forgets: tuple[str, ...] | None,
-    styles: Sequence[str],
-) -> dict:
+    sets: Mapping[str, Sequence[str]],
+) -> dict[str, float]:
+    """Win rates against each style of each test set (`sets`: name -> styles), greedy and
+    sampled: `{mode}/{style}`, the set's mean `{mode}/mean/{set}`, and against each
+    hidden-intent opponent per hidden value (`{mode}/{opponent}/{value}`). The policy sees
+    what it saw in training (its spec's `env.hide`)."""
     row: dict[str, float] = {}
-    for mode in ("greedy", "sampled"):
+    seed = spec.seed or 0
+    for mode in MODES:
         policy, _ = trained_policy(run_dir, sample=mode == "sampled", forgets=forgets)
-        rates = []
-        for style in styles:
-            opponent = duel_policy(f"scripted://duel/{style}")
-            result = play(policy, opponent, games=games, seed=spec.seed or 0)
-            rates.append(result["win_rate"])
-            row[f"{mode}/{style}"] = rates[-1]
-        row[f"{mode}/mean"] = float(np.mean(rates))
-        if "counter" in styles:
-            row |= counter_by_blind_spot(policy, games=games, seed=spec.seed or 0, mode=mode)
+        for set_name, styles in sets.items():
+            for style in styles:
+                opponent = duel_policy(f"scripted://duel/{style}")
+                row[f"{mode}/{style}"] = play(policy, opponent, games=games, seed=seed)["win_rate"]
+            row[f"{mode}/mean/{set_name}"] = float(np.mean([row[f"{mode}/{s}"] for s in styles]))
+        for opponent, split in SPLITS.items():
+            if any(opponent in styles for styles in sets.values()):
+                row |= split_games(policy, opponent, split, games=games, seed=seed, mode=mode)
     return row
 
 
-def counter_by_blind_spot(
-    policy: ModulePolicy, *, games: int, seed: int, mode: str
+def split_games(
+    policy: ModulePolicy, opponent: str, split: Split, *, games: int, seed: int, mode: str
 ) -> dict[str, float]:
-    """`policy`'s win rate against `counter` in the games of each of its blind spots (`games`
-    games in all, half from each seat). A policy that reads `counter`'s history wins in all
-    three kinds of game; so can others, partly (sampled play tries attacks at random, and the
-    frame keeps the HP a punished attack cost), so compare with the memory-cut rows."""
+    """`policy`'s win rate against a hidden-intent `opponent` in the games of each hidden
+    value (`games` games in all, half from each seat). A policy that reads the history wins in
+    every kind of game; so can others, partly (sampled play tries attacks at random), so
+    compare with the memory-cut rows and the memoryless ceiling."""
 
     def fresh_policy() -> ActFn:  # recurrent state and history per game row, from scratch
         policy.forget(range(games // 2))
@@ -100,15 +106,23 @@ def counter_by_blind_spot(
     # Sampled actions draw from torch's global generator: seeded here, the split does not
     # depend on which styles were evaluated before it.
     torch.manual_seed(seed)
-    wins = wins_by_blind_spot(fresh_policy, games=games // 2, seed=seed)
-    return {f"{mode}/counter/{spot.name.lower()}": rate for spot, rate in wins.items()}
+    wins = split(fresh_policy, games=games // 2, seed=seed)
+    return {f"{mode}/{opponent}/{value}": rate for value, rate in wins.items()}
 
 
-def print_table(rows: dict[str, dict], styles: Sequence[str]) -> None:
-    columns = [f"{mode}/{s}" for mode in ("greedy", "sampled") for s in (*styles, "mean")]
-    if "counter" in styles:
-        spots = [f"counter/{spot.name.lower()}" for spot in BLIND_SPOTS]
-        columns += [f"{mode}/{spot}" for mode in ("greedy", "sampled") for spot in spots]
+def split_columns(row: Mapping[str, float], mode: str, opponent: str) -> list[str]:
+    """The per-hidden-value columns of `opponent` in an `evaluate` row, in their order."""
+    return [key for key in row if key.startswith(f"{mode}/{opponent}/")]
+
+
+def print_table(rows: dict[str, dict], styles: Sequence[str], *, set_name: str) -> None:
+    """One row per policy: each style of the set and the set's mean, greedy and sampled,
+    then each hidden-intent opponent's games per hidden value."""
+    columns = [c for mode in MODES for c in (*(f"{mode}/{s}" for s in styles), f"{mode}/mean")]
+    columns = [f"{c}/{set_name}" if c.endswith("/mean") else c for c in columns]
+    first = next(iter(rows.values()))
+    for opponent in (o for o in SPLITS if o in styles):
+        columns += [c for mode in MODES for c in split_columns(first, mode, opponent)]
     print("| policy | " + " | ".join(columns) + " |")
     print("|---|" + "---|" * len(columns))
     for name, row in rows.items():

@@ -27,6 +27,10 @@ class PlatformEnv:
     action_names: str | None = None
     """`module:attribute` of the discrete actions' names in index order (metrics say
     `actions/jump_frac`, not `actions/3_frac`); None: actions are named by index."""
+    feature_names: str | None = None
+    """`module:attribute` of a function giving the observation's named features and their
+    columns, `{name: (column, ...)}`, which `env.hide` reads (envs/hidden_view.py); None:
+    features are not named."""
 
 
 PLATFORM_ENVS: dict[str, PlatformEnv] = {
@@ -36,6 +40,7 @@ PLATFORM_ENVS: dict[str, PlatformEnv] = {
         "our 1v1 platform fighter",
         vector_game="rl_platform.envs.duel.vector_game:DuelVectorGame",
         action_names="rl_platform.envs.duel.actions:ACTION_NAMES",
+        feature_names="rl_platform.envs.duel.observation:feature_columns",
         # DuelConfig's fields (rl_platform/envs/duel/config.py) and the adapter's render_mode.
         kwargs=(
             "max_steps",

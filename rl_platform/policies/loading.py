@@ -176,8 +176,9 @@ def learned_policy(
 ) -> Policy:
     """A policy acting with `spec`'s model and these weights (a checkpoint's, or the live
     weights of a run being evaluated while it trains; None: fresh initial weights), on
-    `device`. `policy_class` builds it from `(label, rebuilt, sample=, converter=, device=)`:
-    `ModulePolicy` or a subclass (a `functools.partial` carries its own settings)."""
+    `device`. `policy_class` builds it from `(label, rebuilt, sample=, converter=, device=,
+    view=)`: `ModulePolicy` or a subclass (a `functools.partial` carries its own settings).
+    The policy sees what `spec` showed it in training (`env.hide`)."""
     from rl_platform.policies.module_policy import ModulePolicy
     from rl_platform.policies.rebuild import build_module, history_converter
 
@@ -190,4 +191,5 @@ def learned_policy(
         inference_only=True,  # acting needs no critic
     )
     make = policy_class or ModulePolicy
-    return make(label, rebuilt, sample=sample, converter=converter, device=device)
+    view = spec.env.hidden_view()
+    return make(label, rebuilt, sample=sample, converter=converter, device=device, view=view)

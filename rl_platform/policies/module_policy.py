@@ -4,8 +4,10 @@ recurrent states per key stay: a state of the reference recipe is ~356 KiB per g
 
 Does by hand what RLlib's default connector pipelines do on an env runner, for one batch:
 
-* env -> module: stack observations; transformer_lstm runs first convert each observation into
-  `{own obs, opponent history, mask}` (the `OpponentHistory` connector, one window per key);
+* env -> module: stack observations; blank the features the run's spec hides from learned
+  policies (`env.hide`, rl_platform/envs/hidden_view.py); transformer_lstm runs then convert
+  each observation into `{own obs, opponent history, mask}` (the `OpponentHistory`
+  connector, one window per key);
   stateful modules get a time axis of 1 and their per-key `STATE_IN`;
 * module -> env: greedy (the distribution's deterministic action) or sampled actions, then
   continuous actions are unsquashed from [-1, 1] to the env bounds (`normalize_actions`).
@@ -18,6 +20,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from rl_platform.envs.hidden_view import HiddenView
 from rl_platform.policies.base import stack_rows
 from rl_platform.policies.rebuild import RebuiltModule
 
@@ -71,13 +74,16 @@ class ModulePolicy:
         sample: bool,
         converter: Any | None = None,
         device: str = "cpu",
+        view: HiddenView | None = None,
     ) -> None:
+        """`view`: what the policy saw in training (`env.hide`), applied before `converter`."""
         self.label = label
         self.rebuilt = rebuilt
         self.device = torch.device(device)
         self.module = rebuilt.module.to(self.device)
         self.sample = sample
         self._converter = converter
+        self._view = view
         self._stateful = bool(self.module.is_stateful())
         self._initial = self.module.get_initial_state() if self._stateful else None
         self._states: dict[Hashable, Any] = {}
@@ -108,6 +114,8 @@ class ModulePolicy:
                     state[name] = np.asarray(self._initial[name])
 
     def act(self, obs: Any, rng: np.random.Generator, *, keys: Sequence[Hashable]) -> np.ndarray:
+        if self._view is not None:
+            obs = self._view.apply(obs)
         if self._converter is not None:
             obs = self._convert(obs, keys)
         obs = _to_tensor(obs, time_axis=self._stateful)

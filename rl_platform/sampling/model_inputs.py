@@ -8,7 +8,10 @@ arrays `[N, P, H, D]`: a seat's window gets a frame each time the seat observes 
 new game starts a fresh window, and a game's terminal observation is converted from the
 window before the reset. The result equals the connector's output row for row
 (`windows_from_sequence` in rl_platform/connectors/history_window.py is the reference).
-`RawInputs` passes observations through for every other model.
+`RawInputs` passes observations through for every other model. With `env.hide`,
+`HiddenInputs` blanks the hidden features before either sees them, so the history windows
+hold the learner's view too (rl_platform/envs/hidden_view.py); scripted seats read the
+runner's raw observations, never these.
 """
 
 from collections.abc import Mapping
@@ -17,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from rl_platform.connectors.history_window import ObsSplit
+from rl_platform.envs.hidden_view import HiddenView
 from rl_platform.envs.vector_game import Observations
 from rl_platform.observation_keys import (
     ACTION_MASK_KEY,
@@ -126,11 +130,36 @@ def _place(values: dict[str, np.ndarray], rows: np.ndarray, num_games: int) -> d
     return out
 
 
-def model_inputs_for(history: OpponentHistoryInputs | None) -> RawInputs | HistoryInputs:
+class HiddenInputs:
+    """`inner`'s inputs built from the learner's view: `view`'s features at 0 (`env.hide`)."""
+
+    def __init__(self, inner: "ModelInputs", view: HiddenView) -> None:
+        self.inner = inner
+        self.view = view
+
+    def start(self, obs: Observations, acting: np.ndarray) -> Observations:
+        return self.inner.start(self.view.apply(obs), acting)
+
+    def advance(
+        self, obs: Observations, acting: np.ndarray, ended: np.ndarray, final_obs: Any
+    ) -> tuple[Observations, Any]:
+        return self.inner.advance(self.view.apply(obs), acting, ended, self.view.apply(final_obs))
+
+
+ModelInputs = RawInputs | HistoryInputs | HiddenInputs
+
+
+def model_inputs_for(
+    history: OpponentHistoryInputs | None, *, hidden: HiddenView | None = None
+) -> ModelInputs:
     """`HistoryInputs` for a model that reads the opponent's history (the model type's
-    `opponent_history()`, as transformer_lstm), else raw."""
+    `opponent_history()`, as transformer_lstm), else raw; behind `HiddenInputs` when the
+    spec hides features from the learned policies (`env.hide`)."""
+    inputs: ModelInputs
     if history is None:
-        return RawInputs()
-    if history.obs_split is None:
+        inputs = RawInputs()
+    elif history.obs_split is None:
         raise ValueError("a model reading the opponent's history needs model.obs_split")
-    return HistoryInputs(history=history.frames, obs_split=history.obs_split)
+    else:
+        inputs = HistoryInputs(history=history.frames, obs_split=history.obs_split)
+    return inputs if hidden is None else HiddenInputs(inputs, hidden)

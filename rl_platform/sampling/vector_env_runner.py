@@ -29,6 +29,7 @@ import torch
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.utils.metrics import SAMPLE_TIMER
 
+from rl_platform.envs.hidden_view import HiddenView
 from rl_platform.envs.registry import load_factory
 from rl_platform.envs.vector_game import VectorGame, put_rows, take_rows
 from rl_platform.league import routing
@@ -71,6 +72,8 @@ class VectorRunnerSettings:
     """Where the torch modules act and the seats' recurrent states live (`cpu`, `cuda`)."""
     cuda_graphs: bool = True
     """On CUDA, replay each module's acting step as a captured CUDA graph."""
+    hidden: HiddenView | None = None
+    """Features the torch modules do not see (`env.hide`); scripted seats see them."""
 
 
 class VectorEnvRunner(MultiAgentEnvRunner):
@@ -176,7 +179,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         game, settings = self.game, self._settings()
         start = game.reset(seed=SeedTree(settings.seed).runner(self.worker_index or 0))
         self._obs, self._acting = start.obs, start.acting
-        self._inputs = model_inputs_for(settings.history)
+        self._inputs = model_inputs_for(settings.history, hidden=settings.hidden)
         self._model_obs = self._inputs.start(self._obs, self._acting)
         self._module_ids = tuple(self.module.keys())
         self._main = trained_module_in(self._module_ids, fallback_to_first=True)

@@ -33,6 +33,7 @@ def vector_runner_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> Al
         opponent_actions=facts.model.opponent_actions_key is not None,
         acting_device=spec.resources.acting_device,
         cuda_graphs=spec.resources.cuda_graphs,
+        hidden=spec.env.hidden_view(),
     )
     bound = type("BoundVectorEnvRunner", (VectorEnvRunner,), {"settings": settings})
     logger.info(

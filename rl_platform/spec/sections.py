@@ -7,6 +7,7 @@ from pydantic import AfterValidator, Field, ValidationInfo, field_validator, mod
 
 from rl_platform.envs.env_info import EnvFacts, check_env, env_facts
 from rl_platform.envs.env_kwargs import unknown_env_kwargs
+from rl_platform.envs.hidden_view import HiddenView, hidden_view
 from rl_platform.envs.sources import EnvIdError, resolve_env_source
 from rl_platform.spec.base import SpecModel
 from rl_platform.spec.evaluation import check_eval_stop_key
@@ -48,6 +49,11 @@ class EnvSpec(SpecModel):
     """Vectorized copies of the env per env runner."""
     wrappers: list[Literal["atari", "normalize_obs", "flatten_obs"]] = []
     """Preprocessing: `atari` = RLlib's Atari stack (84x84 grey, frame skip, 4-frame stack)."""
+    hide: list[str] = []
+    """Observation features blanked (set to 0) in what the learned policies see, in training,
+    evaluation and `rlp eval`; the game and its scripted players keep the full frame. Names
+    are the env's (the duel's `Obs` features in lower case, both halves: `[hp, shield,
+    stocks]`). docs/duel.md, "The learner's view"."""
     vectorize_mode: Literal["sync", "async"] = "sync"
     """gymnasium vector mode per runner; `async` runs each copy in its own process."""
     runner: Literal["auto", "vector", "rllib"] = "auto"
@@ -81,6 +87,18 @@ class EnvSpec(SpecModel):
         """What this env is (kind, vectorized core), resolved once per process
         (`rl_platform.envs.env_info.env_facts`)."""
         return env_facts(self.id, self.kwargs)
+
+    @field_validator("hide")
+    @classmethod
+    def _hide_known(cls, features: list[str], info: ValidationInfo) -> list[str]:
+        env_id = info.data.get("id")
+        if env_id:
+            hidden_view(env_id, features)  # ValueError names the feature and a close name
+        return features
+
+    def hidden_view(self) -> HiddenView | None:
+        """What the learned policies see: the features `hide` blanks (None: the full frame)."""
+        return hidden_view(self.id, self.hide)
 
     @model_validator(mode="after")
     def _user_env_builds(self) -> "EnvSpec":

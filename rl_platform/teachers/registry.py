@@ -131,6 +131,14 @@ SCRIPTED_POLICIES: dict[tuple[str, str], ScriptedEntry] = {
             reads=duel_raw_obs,
         ),
         ScriptedEntry(
+            "duel",
+            "answerer",
+            "answers the open styles from the frame: blocks and punishes, grabs blockers, "
+            "closes in on zoners (the encoder benchmark's kickstart teacher)",
+            "rl_platform.envs.duel.answerer:act_answerer",
+            reads=duel_raw_obs,
+        ),
+        ScriptedEntry(
             "cartpole",
             "balance",
             "pushes towards the falling pole (angle + damped angular velocity); "

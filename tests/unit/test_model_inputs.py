@@ -1,10 +1,13 @@
-"""Opponent-history windows kept as arrays equal the connector's windows (no Ray)."""
+"""Opponent-history windows kept as arrays equal the connector's windows, in the learner's
+view (`env.hide`) when it hides features (no Ray)."""
 
 import numpy as np
 
 from rl_platform.connectors.history_window import windows_from_sequence
+from rl_platform.envs.hidden_view import HiddenView
 from rl_platform.observation_keys import HISTORY_KEY, MASK_KEY, SELF_KEY
-from rl_platform.sampling.model_inputs import HistoryInputs
+from rl_platform.sampling.model_inputs import HistoryInputs, model_inputs_for
+from rl_platform.spec.model_type import OpponentHistoryInputs
 
 SPLIT = {"self": [0, 2], "opponent": [2, 4]}
 
@@ -48,3 +51,17 @@ def test_seats_that_wait_keep_their_window() -> None:
     assert later[MASK_KEY][0, 0].tolist() == [0.0, 1.0]  # seat 0 waited: unchanged
     assert later[HISTORY_KEY][0, 0, -1].tolist() == [2.0, 3.0]
     assert later[HISTORY_KEY][0, 1, -1].tolist() == [16.0, 17.0]
+
+
+def test_hidden_features_are_blank_in_the_frame_the_window_and_the_final_observation() -> None:
+    view = HiddenView(features=("a",), columns=(1, 3))  # one column in each half
+    inputs = model_inputs_for(OpponentHistoryInputs(frames=2, obs_split=SPLIT), hidden=view)
+    raw = np.arange(1, 9, dtype=np.float32).reshape(1, 2, 4)
+    acting = np.ones((1, 2), bool)
+    first = inputs.start(raw, acting)
+    later, final = inputs.advance(raw + 10, acting, np.ones(1, bool), raw + 20)
+    for obs in (first, later, final):
+        assert np.all(obs[SELF_KEY][..., 1] == 0.0) and np.all(obs[SELF_KEY][..., 0] != 0.0)
+        assert np.all(obs[HISTORY_KEY][..., -1, 1] == 0.0)
+        assert np.all(obs[HISTORY_KEY][..., -1, 0] != 0.0)
+    assert raw[0, 0, 1] == 2.0  # the game's own array (scripted seats read it) is untouched

@@ -81,6 +81,14 @@ BAD_SPECS = {
         "bc: {phases: [{env_steps: 1000}, {teacher: 'checkpoint://{run}/best'}]}\n",
         ["bc.phases[1].teacher", "starts at 1,000 env steps", "every_env_steps = 5,000"],
     ),
+    "hide_unknown_feature": (
+        "name: demo\nenv: {id: rlp/Duel-v0, hide: [hp, sheild]}\nstop: {iterations: 1}\n",
+        ["env.hide", "no observation feature 'sheild'", "did you mean 'shield'?"],
+    ),
+    "hide_on_env_without_names": (
+        "name: demo\nenv: {id: CartPole-v1, hide: [x]}\nstop: {iterations: 1}\n",
+        ["env.hide", "CartPole-v1 does not name its observation features", "rlp/Duel-v0"],
+    ),
     "empty_file": ("", ["empty"]),
     "not_yaml": ("name: [unclosed\n", ["not valid YAML", "line"]),
     "not_mapping": ("- a\n- b\n", ["mapping"]),

@@ -81,6 +81,18 @@ _MODE_SLICE = slice(Obs.MODE_ONE_HOT, Obs.MODE_ONE_HOT + R.NUM_MODES)
 _MODES = np.arange(R.NUM_MODES, dtype=np.int32)
 
 
+def feature_columns() -> dict[str, tuple[int, ...]]:
+    """Each `Obs` feature by its lower-case name (`hp`, `shield`, `mode_one_hot`, ...) and its
+    columns in both halves: what `env.hide` blanks from the learned policies' view
+    (rl_platform/envs/hidden_view.py). `mode_one_hot` spans its 8 columns per half."""
+    widths = {Obs.MODE_ONE_HOT: R.NUM_MODES}
+    columns = {}
+    for feature in Obs:
+        own = range(feature, feature + widths.get(feature, 1))
+        columns[feature.name.lower()] = (*own, *(HALF_SIZE + i for i in own))
+    return columns
+
+
 def write_observations(
     s: DuelState, out: np.ndarray, *, stocks: int, max_steps: int, rows: slice | np.ndarray
 ) -> None:
