@@ -1,7 +1,7 @@
 """Does reading the opponent pay? MLP vs LSTM vs transformer_lstm on the duel (issue #43).
 
     uv run python -m benchmarks.opponent_encoder_value [--env-steps 6000000] [--games 200]
-        [--seeds 0 1 2 3 4] [--hidden-intent counter shifter] [--hide hp shield stocks] [--teacher scripted://duel/answerer]
+        [--seeds 0 1 2 3 4] [--hidden-intent counter [shifter]] [--hide hp shield stocks] [--teacher scripted://duel/answerer]
         [--history 30] [--history-of opponent] [--mix-pfsp 0] [--opponent-action 1.0]
         [--opponent-action-input features] [--ceiling-games 200] [--quick] [--parallel]
         [--out runs/opponent_encoder_value]
@@ -15,8 +15,8 @@ opponents are the scripted duel styles in equal shares, from two test sets
   players' HP, shield and stocks, which keep what earlier exchanges did; docs/duel.md, "The
   learner's view"), and `shifter` (a hidden plan per game, shown only by how it moves; but a
   memoryless responder that answers every open style, `answerer`, beats all three plans from
-  the frame, 0.98: its ceiling leaves memory nothing to add, docs/duel.md; `--hidden-intent
-  counter` leaves it out);
+  the frame, 0.98: its ceiling leaves memory nothing to add, docs/duel.md; so the default set
+  is `counter` alone, and `--hidden-intent counter shifter` adds it);
 * the **open styles** `based`, `rusher`, `blocker`, `zoner`, which show who they are in every
   frame. The learner's view is one per run, so it plays them without those features too.
 
