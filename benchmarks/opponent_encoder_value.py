@@ -1,7 +1,8 @@
 """Does reading the opponent pay? MLP vs LSTM vs transformer_lstm on the duel (issue #43).
 
     uv run python -m benchmarks.opponent_encoder_value [--env-steps 6000000] [--games 200]
-        [--seeds 0 1 2 3 4] [--hidden-intent counter [shifter]] [--hide hp shield stocks] [--teacher scripted://duel/answerer]
+        [--seeds 0 1 2 3 4] [--hidden-intent counter [shifter]] [--hide hp shield stocks]
+        [--teacher scripted://duel/answerer]
         [--history 30] [--history-of opponent] [--mix-pfsp 0] [--opponent-action 1.0]
         [--opponent-action-input features] [--ceiling-games 200] [--quick] [--parallel]
         [--out runs/opponent_encoder_value]

@@ -1,4 +1,4 @@
-"""`shifter` commits to one hidden plan per game; a fixed responder cannot answer all three."""
+"""`shifter` commits to one hidden plan per game; its plans can be answered from the frame."""
 
 import numpy as np
 
@@ -30,15 +30,9 @@ def test_the_plan_is_not_in_the_opponents_half() -> None:
     assert np.unique(shifter_plan(obs)).size == 3
 
 
-def test_knowing_the_plan_beats_the_best_fixed_responder() -> None:
-    # Each plan's answer (blocker, zoner, based); `based` is also the best fixed responder
-    # (docs/duel.md, "The memoryless ceiling").
-    responders = {name: get_scripted("duel", name).build({}) for name in ("blocker", "zoner")}
-    responders["based"] = get_scripted("duel", "based").build({})
-    table = {
-        name: wins_by_plan(lambda agent=agent: agent, games=10, seed=11)
-        for name, agent in responders.items()
-    }
-    memoryless_ceiling = max(np.mean(list(row.values())) for row in table.values())
-    knowing = np.mean([max(row[plan] for row in table.values()) for plan in PLANS])
-    assert knowing - memoryless_ceiling >= 0.2, table
+def test_answerer_answers_every_plan_without_memory() -> None:
+    """Why `shifter` is not in the default hidden-intent set (docs/duel.md): its plans are the
+    open styles, and one memoryless responder answers all three from the frame."""
+    answerer = get_scripted("duel", "answerer").build({})
+    wins = wins_by_plan(lambda: answerer, games=30, seed=11)
+    assert min(wins.values()) >= 0.8, wins
