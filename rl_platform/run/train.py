@@ -97,18 +97,7 @@ def train(
     watches every iteration and may stop the run (`rl_platform.run.loop.IterationHook`; the
     benchmarks measure through it)."""
     spec, out_dir = storage_out(spec, out_dir)
-    require_acting_device(
-        spec.resources.acting_device,
-        profiles_setting_it=[
-            name
-            for name, profile in spec.profiles.items()
-            if profile.resources.get("acting_device") == "cuda"
-        ],
-    )
-    # A user's env that breaks at once fails here, in seconds, before any folder is written.
-    preflight_env(spec.env.id, spec.env.kwargs, seed=spec.seed)
-    run_facts(spec)  # resolved once here; every consumer below reads the same object
-    check_spec_fits_machine(spec)  # absurd sizes end here, not when the kernel kills the run
+    _check_before_any_file(spec)
     grace_s = stop_grace_s(os.environ)  # how long a stop may take: a bad value before any file
     target = resume_target(resume) if resume else None
     run_dir = target.run_dir if target else new_run_dir(out_dir, spec.name)
@@ -139,6 +128,23 @@ def train(
                     )
             finally:
                 stop_request.restore()
+
+
+def _check_before_any_file(spec: ExperimentSpec) -> None:
+    """What can refuse a run before a folder is written or Ray starts: the acting device, a
+    user's env that breaks at once (seconds, not a crashed env runner), and sizes the machine
+    cannot hold (not a kill by the kernel minutes later)."""
+    require_acting_device(
+        spec.resources.acting_device,
+        profiles_setting_it=[
+            name
+            for name, profile in spec.profiles.items()
+            if profile.resources.get("acting_device") == "cuda"
+        ],
+    )
+    preflight_env(spec.env.id, spec.env.kwargs, seed=spec.seed)
+    run_facts(spec)  # resolved once here; every consumer after this reads the same object
+    check_spec_fits_machine(spec)
 
 
 def train_in_folder(spec: ExperimentSpec, run_dir: Path, *, run_key: str) -> RunResult:
