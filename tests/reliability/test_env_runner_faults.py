@@ -57,9 +57,11 @@ def test_adapter_restarts_failed_env_runners_immediately():
 
 def test_crashing_env_runner_is_restarted_and_training_continues(tmp_path, ray_local):
     count_file = tmp_path / "failures"
-    extension = _flaky_env(count_file, fail_times=2)  # within the adapter's limit of 3
+    # One crash, within the adapter's limit of 3 (each restart is a new actor, ~4 s here; the
+    # test below covers restarts up to the limit and beyond it).
+    extension = _flaky_env(count_file, fail_times=1)
     result = train(_spec(), out_dir=tmp_path / "runs", extensions=[extension])
-    assert failure_count(count_file) == 2  # the env really crashed its runner twice
+    assert failure_count(count_file) == 1  # the env really crashed its runner
     assert result.stop_reason == f"env_steps >= {STEPS}", result.stop_reason
     assert result.env_steps >= STEPS
 
