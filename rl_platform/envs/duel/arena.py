@@ -1,5 +1,6 @@
 """Play two scripted (or any vectorized) agents against each other over N games at once."""
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,3 +97,30 @@ def run_matches(
         mean_return_b=float(log.returns[:, 1].mean()),
         timed_out=int(log.timed_out.sum()),
     )
+
+
+def wins_by_hidden_value(
+    make_agent: Callable[[], ActFn],
+    opponent: ActFn,
+    hidden_value: Callable[[np.ndarray], np.ndarray],
+    values: Sequence[Any],
+    *,
+    games: int,
+    seed: int,
+) -> dict[Any, float]:
+    """An agent's win rate against `opponent` in the games of each of its hidden values
+    (`hidden_value(opponent_obs) -> [B]`, e.g. `counter`'s blind spot, `shifter`'s plan):
+    `games` games from each seat, each half seeded by `SeedTree.seat_order`. `make_agent()`
+    gives the agent for each seat's batch of games, so a learned policy that keeps state per
+    game row starts afresh."""
+    wins: dict[Any, list[np.ndarray]] = {value: [] for value in values}
+    for seat in (0, 1):
+        # A fresh core with the game's seed draws the same hidden values as the games played.
+        seat_seed = SeedTree(seed).seat_order(seat)
+        hidden = hidden_value(DuelCore(games, seed=seat_seed).reset()[:, 1 - seat])
+        agent = make_agent()
+        players = (agent, opponent) if seat == 0 else (opponent, agent)
+        log = play_games(*players, num_games=games, seed=seat_seed)
+        for value in values:
+            wins[value].append((log.winner == seat)[hidden == value])
+    return {value: float(np.concatenate(won).mean()) for value, won in wins.items()}

@@ -17,8 +17,7 @@ import numpy as np
 
 from rl_platform.envs.duel import rules as R
 from rl_platform.envs.duel.actions import Action
-from rl_platform.envs.duel.arena import play_games
-from rl_platform.envs.duel.core import DuelCore
+from rl_platform.envs.duel.arena import wins_by_hidden_value
 from rl_platform.envs.duel.observation import VELOCITY_SCALE, Obs
 from rl_platform.envs.duel.rules import Mode
 from rl_platform.envs.duel.scripted import ActFn
@@ -30,7 +29,6 @@ from rl_platform.envs.duel.tactics import (
     op_threat,
     recover,
 )
-from rl_platform.seed_tree import SeedTree
 
 BLIND_SPOTS = (Mode.LIGHT, Mode.HEAVY, Mode.GRAB)
 """`counter`'s possible blind spots, picked per game by its private draw."""
@@ -194,18 +192,8 @@ def make_opener(attack: Mode) -> ActFn:
 def wins_by_blind_spot(
     make_agent: Callable[[], ActFn], *, games: int, seed: int
 ) -> dict[Mode, float]:
-    """An agent's win rate against `counter` in the games of each blind spot: `games` games
-    from each seat, each half seeded by `SeedTree.seat_order`. `make_agent()` gives the agent
-    for each seat's batch of games, so a learned policy that keeps state per game row starts
-    afresh."""
-    wins: dict[Mode, list[np.ndarray]] = {mode: [] for mode in BLIND_SPOTS}
-    for seat in (0, 1):
-        # A fresh core with the game's seed draws the same blind spots as the games played.
-        seat_seed = SeedTree(seed).seat_order(seat)
-        blind = counter_blind_spot(DuelCore(games, seed=seat_seed).reset()[:, 1 - seat])
-        agent = make_agent()
-        players = (agent, act_counter) if seat == 0 else (act_counter, agent)
-        log = play_games(*players, num_games=games, seed=seat_seed)
-        for mode in BLIND_SPOTS:
-            wins[mode].append((log.winner == seat)[blind == mode])
-    return {mode: float(np.concatenate(won).mean()) for mode, won in wins.items()}
+    """An agent's win rate against `counter` in the games of each blind spot
+    (`arena.wins_by_hidden_value`)."""
+    return wins_by_hidden_value(
+        make_agent, act_counter, counter_blind_spot, BLIND_SPOTS, games=games, seed=seed
+    )

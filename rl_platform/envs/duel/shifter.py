@@ -17,11 +17,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rl_platform.envs.duel.arena import play_games
-from rl_platform.envs.duel.core import DuelCore
+from rl_platform.envs.duel.arena import wins_by_hidden_value
 from rl_platform.envs.duel.observation import Obs
 from rl_platform.envs.duel.scripted import ActFn, act_blocker, act_rusher, act_zoner
-from rl_platform.seed_tree import SeedTree
 
 PLANS: dict[str, ActFn] = {"rusher": act_rusher, "blocker": act_blocker, "zoner": act_zoner}
 """`shifter`'s plans, indexed by its private draw in this order."""
@@ -43,17 +41,9 @@ def act_shifter(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def wins_by_plan(make_agent: Callable[[], ActFn], *, games: int, seed: int) -> dict[str, float]:
-    """An agent's win rate against `shifter` in the games of each plan: `games` games from
-    each seat, each half seeded by `SeedTree.seat_order`. `make_agent()` gives the agent for
-    each seat's batch of games, so a learned policy that keeps state per game row starts afresh."""
-    wins: dict[str, list[np.ndarray]] = {name: [] for name in PLANS}
-    for seat in (0, 1):
-        # A fresh core with the game's seed draws the same plans as the games played.
-        seat_seed = SeedTree(seed).seat_order(seat)
-        plan = shifter_plan(DuelCore(games, seed=seat_seed).reset()[:, 1 - seat])
-        agent = make_agent()
-        players = (agent, act_shifter) if seat == 0 else (act_shifter, agent)
-        log = play_games(*players, num_games=games, seed=seat_seed)
-        for index, name in enumerate(PLANS):
-            wins[name].append((log.winner == seat)[plan == index])
-    return {name: float(np.concatenate(won).mean()) for name, won in wins.items()}
+    """An agent's win rate against `shifter` in the games of each plan
+    (`arena.wins_by_hidden_value`)."""
+    wins = wins_by_hidden_value(
+        make_agent, act_shifter, shifter_plan, range(len(PLANS)), games=games, seed=seed
+    )
+    return {name: wins[index] for index, name in enumerate(PLANS)}
