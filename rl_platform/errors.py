@@ -4,6 +4,8 @@ User errors are raised deep in the library with enough context to be shown as-is
 catches `UserError` once and prints it without a traceback.
 """
 
+from collections.abc import Iterator
+
 
 class UserError(Exception):
     """Something the user handed us is wrong; the message says what and how to fix it."""
@@ -40,16 +42,20 @@ class TrainingHealthError(RuntimeError):
     """Training produced non-finite losses or weights; the run stops, last good checkpoint kept."""
 
 
+def causes(exc: BaseException) -> Iterator[BaseException]:
+    """`exc` and what caused it, outermost first: `__cause__`, and the `.cause` of a Ray
+    error wrapping a remote exception."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        yield current
+        seen.add(id(current))
+        cause = getattr(current, "cause", None)
+        current = current.__cause__ or (cause if isinstance(cause, BaseException) else None)
+
+
 def user_error_in(exc: BaseException) -> UserError | None:
     """The `UserError` that caused `exc`, if any: RLlib re-raises an env's exception as a bare
     `RuntimeError` (`raise RuntimeError from e`) and Ray wraps a remote one (`.cause`), so a
     user's env error would otherwise be reported as our bug."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, UserError):
-            return current
-        seen.add(id(current))
-        cause = getattr(current, "cause", None)
-        current = current.__cause__ or (cause if isinstance(cause, BaseException) else None)
-    return None
+    return next((c for c in causes(exc) if isinstance(c, UserError)), None)

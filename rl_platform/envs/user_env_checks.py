@@ -151,6 +151,12 @@ def preflight(env: gym.Env, env_id: str, *, seed: int) -> None:
             if terminated or truncated:
                 checked.reset()
     finally:
-        close = getattr(env, "close", None)
-        if callable(close):
-            close()
+        close_product(env)
+
+
+def close_product(product: object) -> None:
+    """Close what a user's source built, if it can be closed (PettingZoo and Gymnasium envs
+    can; a VectorGame need not)."""
+    close = getattr(product, "close", None)
+    if callable(close):
+        close()

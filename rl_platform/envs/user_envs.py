@@ -24,8 +24,9 @@ from rl_platform.envs.sources import (
     is_rllib_multi_agent_class,
     resolve_env_source,
 )
-from rl_platform.envs.user_env_checks import UserEnvError, preflight
+from rl_platform.envs.user_env_checks import UserEnvError, close_product, preflight
 from rl_platform.envs.vector_game import VectorGame
+from rl_platform.errors import causes
 from rl_platform.seed_tree import SEED_KEY
 from rl_platform.utils.user_code import import_user_module, user_frames
 
@@ -130,9 +131,7 @@ def _probe(env_id: str, kwargs_json: str) -> Literal["single", "multi"]:
         kind = product_kind(product)
         check_spaces(_agent_spaces(product, kind))
     finally:
-        close = getattr(product, "close", None)
-        if callable(close):
-            close()
+        close_product(product)
     return "single" if kind == "single" else "multi"
 
 
@@ -151,9 +150,7 @@ def preflight_env(env_id: str, kwargs: Mapping[str, Any], *, seed: int) -> None:
         return
     product = build_product(source, dict(kwargs))
     if product_kind(product) != "single":
-        close = getattr(product, "close", None)
-        if callable(close):
-            close()
+        close_product(product)
         return
     preflight(product, env_id, seed=seed)
 
@@ -178,21 +175,13 @@ def env_error_in(exc: BaseException, env_id: str) -> UserEnvError | None:
     the env, the env's method and its exception with the user's frames. None when no cause
     was raised in the user's code (a bug of ours stays a bug report)."""
     files = _user_module_files(env_id)
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while files and current is not None and id(current) not in seen:
-        seen.add(id(current))
+    if not files:
+        return None
+    for cause in causes(exc):
         frames = [
-            f for f in traceback.extract_tb(current.__traceback__) if f.filename.startswith(files)
+            f for f in traceback.extract_tb(cause.__traceback__) if f.filename.startswith(files)
         ]
         if frames:
-            call = frames[0].name
-            return UserEnvError(
-                " ".join(
-                    f"env {env_id}: {call}() raised {type(current).__name__}: {current}"
-                    f"{user_frames(current)}".split()
-                )[:600]
-            )
-        cause = getattr(current, "cause", None)
-        current = current.__cause__ or (cause if isinstance(cause, BaseException) else None)
+            text = f"env {env_id}: {frames[0].name}() raised {type(cause).__name__}: {cause}"
+            return UserEnvError(" ".join(f"{text}{user_frames(cause)}".split())[:600])
     return None
