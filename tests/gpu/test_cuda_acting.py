@@ -16,7 +16,11 @@ from rl_platform.sampling.seat_states import flat_rows
 from tests.acting_support import GAMES, SEATS, EagerReference, model_obs, streaming_module
 
 if not torch.cuda.is_available():  # named explicitly on a machine without one
-    pytest.skip("needs a CUDA GPU", allow_module_level=True)
+    pytest.skip(
+        "needs a CUDA GPU (tests/gpu is collected only where torch sees one; this file was named "
+        "explicitly on a machine without)",
+        allow_module_level=True,
+    )
 CUDA = torch.device("cuda")
 
 

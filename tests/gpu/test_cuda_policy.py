@@ -12,7 +12,11 @@ from rl_platform.policies.rebuild import RebuiltModule
 from tests.acting_support import streaming_module
 
 if not torch.cuda.is_available():  # named explicitly on a machine without one
-    pytest.skip("needs a CUDA GPU", allow_module_level=True)
+    pytest.skip(
+        "needs a CUDA GPU (tests/gpu is collected only where torch sees one; this file was named "
+        "explicitly on a machine without)",
+        allow_module_level=True,
+    )
 
 
 def _policy(module, device: str) -> ModulePolicy:
