@@ -6,7 +6,8 @@ when due or at the stop (saved by the host first), then one report to the host w
 iteration's time went (`perf/sample_s`, `perf/learn_s`, ...: rl_platform/run/phase_clock.py).
 What differs between hosts is only where
 reports and checkpoints go (`LoopReporter`: a run folder, or Tune) and two policies: whether
-entropy collapse stops the run and whether the run checkpoints when it stops. A caller of
+entropy collapse stops the run and whether the run checkpoints when it stops. A host may add
+`CheckpointMarks` (a halving search's rungs), where the run checkpoints as well. A caller of
 `rl_platform.train` (a benchmark) may watch each iteration through an `IterationHook`; its time
 counts in the iteration's `perf/other_s`.
 """
@@ -36,7 +37,7 @@ from rl_platform.run.metrics import extract_metrics
 from rl_platform.run.periodic_eval import PeriodicEvaluation
 from rl_platform.run.phase_clock import CHECKPOINT, EVAL, LEARN, TRAIN, WEIGHTS_SYNC, PhaseClock
 from rl_platform.run.sinks import METRICS_ROW_META_KEY
-from rl_platform.run.stopping import StopTracker
+from rl_platform.run.stopping import CheckpointMarks, StopTracker
 from rl_platform.run_facts import run_facts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.algorithm_state import (
@@ -129,6 +130,7 @@ class TrainingLoop:
         save_collapsed: bool = True,
         evaluate: bool = False,
         on_iteration: IterationHook | None = None,
+        checkpoint_marks: CheckpointMarks | None = None,
     ) -> None:
         self.spec, self.algo, self.reporter = spec, algo, reporter
         self.on_iteration = on_iteration
@@ -136,7 +138,13 @@ class TrainingLoop:
         self.stop_on_collapse, self.checkpoint_at_stop = stop_on_collapse, checkpoint_at_stop
         self.host_stop = host_stop
         self.save_collapsed = save_collapsed
-        self.stopper = StopTracker(spec.stop, spec.checkpoint, env_steps=start.env_steps)
+        self.stopper = StopTracker(
+            spec.stop,
+            spec.checkpoint,
+            env_steps=start.env_steps,
+            iteration=start.iteration,
+            marks=checkpoint_marks,
+        )
         self._previous_env_steps = float(start.env_steps)
         self.clock = PhaseClock()
         self.action_names = action_names_of(spec.env.id)

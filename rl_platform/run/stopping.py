@@ -1,17 +1,43 @@
 """Stop conditions and checkpoint cadence (pure; the first stop condition reached wins)."""
 
 import time
+from dataclasses import dataclass
+from typing import Literal
 
 from rl_platform.spec.sections import CheckpointSpec, StopSpec
 
 
+@dataclass(frozen=True)
+class CheckpointMarks:
+    """Points on one progress axis where the run checkpoints, at the first iteration that
+    reaches each. A halving search's rungs (`rl_platform.search.halving`): Tune pauses a trial
+    at the result that crosses a rung and later resumes it from the checkpoint reported with
+    that very result (Tune's save of a function trainable returns the last reported one)."""
+
+    axis: Literal["env_steps", "iteration"]
+    values: tuple[int, ...]
+
+    def passed(self, since: int, now: int) -> bool:
+        """Whether a mark lies in `(since, now]`."""
+        return any(since < mark <= now for mark in self.values)
+
+
 class StopTracker:
-    def __init__(self, stop: StopSpec, checkpoint: CheckpointSpec, *, env_steps: int = 0) -> None:
-        """`env_steps`: where the run starts (a resume's checkpoint)."""
-        self.stop, self.checkpoint = stop, checkpoint
+    def __init__(
+        self,
+        stop: StopSpec,
+        checkpoint: CheckpointSpec,
+        *,
+        env_steps: int = 0,
+        iteration: int = 0,
+        marks: CheckpointMarks | None = None,
+    ) -> None:
+        """`env_steps`, `iteration`: where the run starts (a resume's checkpoint)."""
+        self.stop, self.checkpoint, self.marks = stop, checkpoint, marks
         self.started = time.monotonic()
         self.last_checkpoint_time = self.started
         self.last_checkpoint_env_steps = env_steps
+        self.last_checkpoint_iteration = iteration
 
     def stop_reason(self, metrics: dict[str, float]) -> str | None:
         stop = self.stop
@@ -37,10 +63,21 @@ class StopTracker:
             return True
         if every_steps is not None and env_steps - self.last_checkpoint_env_steps >= every_steps:
             return True
+        if self._reached_mark(iteration, env_steps):
+            return True
         return (
             every_min is not None and time.monotonic() - self.last_checkpoint_time >= every_min * 60
         )
 
+    def _reached_mark(self, iteration: int, env_steps: int) -> bool:
+        # Since the last checkpoint: one taken at or after a mark covers it.
+        if self.marks is None:
+            return False
+        if self.marks.axis == "iteration":
+            return self.marks.passed(self.last_checkpoint_iteration, iteration)
+        return self.marks.passed(self.last_checkpoint_env_steps, env_steps)
+
     def mark_checkpoint(self, iteration: int, env_steps: int = 0) -> None:
         self.last_checkpoint_time = time.monotonic()
         self.last_checkpoint_env_steps = env_steps
+        self.last_checkpoint_iteration = iteration

@@ -5,6 +5,8 @@ format.
 Each result carries `trial_status` (ok | collapsed | nan) and `stop_reason` (empty while the
 trial runs). A trial stops itself on the spec's own `stop`, on entropy collapse below
 `health.min_entropy` and on a NaN/Inf update; the scheduler stops it at rungs and at `max_t`.
+Under `halving` the trial also checkpoints where it crosses each rung (`checkpoint_marks`):
+the scheduler pauses it there, and it resumes from that checkpoint (`tune.get_checkpoint()`).
 A league spec's pool lives in the trial's own folder (`trial_<id>/league`), and its state is
 part of every checkpoint, as in `rlp train`.
 """
@@ -19,6 +21,7 @@ from ray import tune
 from rl_platform.run.algorithm_build import build_algorithm
 from rl_platform.run.health import HealthVerdict
 from rl_platform.run.loop import Checkpoint, LoopStart, TrainingLoop, resume_from
+from rl_platform.run.stopping import CheckpointMarks
 from rl_platform.search.folder import trial_folder
 from rl_platform.search.results import STOP_REASON, TRIAL_STATUS
 from rl_platform.search.space import apply_sample
@@ -26,9 +29,15 @@ from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
 
 
 def search_trainable(
-    config: dict[str, Any], *, base_spec: dict[str, Any], metric: str, search_dir: str
+    config: dict[str, Any],
+    *,
+    base_spec: dict[str, Any],
+    metric: str,
+    search_dir: str,
+    checkpoint_marks: CheckpointMarks | None = None,
 ) -> None:
-    """Train `base_spec` with the sampled values in `config` until a stop (Tune's or ours)."""
+    """Train `base_spec` with the sampled values in `config` until a stop (Tune's or ours);
+    checkpoint at each of `checkpoint_marks` too."""
     spec = apply_sample(base_spec, config)
     # Not Tune's get_trial_dir(): that is a per-session staging folder, and a resumed search
     # must find the league pool again. Tune's folder of this trial is stable and unique.
@@ -47,6 +56,7 @@ def search_trainable(
             start=start,
             stop_on_collapse=True,  # a collapsed trial wastes the search's budget
             checkpoint_at_stop=True,  # the best trial's checkpoint is the search's result
+            checkpoint_marks=checkpoint_marks,
         ).run()
     finally:
         algo.stop()

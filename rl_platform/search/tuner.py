@@ -1,4 +1,5 @@
-"""Run or resume a search with Ray Tune: ASHA (or FIFO) over the spec's `search.params`.
+"""Run or resume a search with Ray Tune: ASHA, synchronous halving or FIFO over the spec's
+`search.params`.
 
 Metric and mode are given to `TuneConfig` only; Tune hands them to the scheduler and the
 searcher (Ray raises when both a scheduler and the TuneConfig name them).
@@ -28,6 +29,8 @@ from rl_platform.search.folder import (
     saved_spec,
     trial_folder,
 )
+from rl_platform.search.halving import rung_marks, rungs
+from rl_platform.search.halving_scheduler import HalvingScheduler
 from rl_platform.search.results import FINISHED, TrialRow, trial_row, write_outputs
 from rl_platform.search.seal import seal, tune_state_files, unseal
 from rl_platform.search.space import to_tune_space
@@ -188,6 +191,12 @@ def _searcher(search: SearchSpec, points: list[dict[str, Any]] | None) -> Any:
 def _scheduler(search: SearchSpec, budget: TrialBudget) -> Any:
     if search.scheduler.type == "fifo":
         return FIFOScheduler()
+    if search.scheduler.type == "halving":
+        return HalvingScheduler(
+            time_attr=budget.time_attr,
+            rungs=rungs(budget),
+            reduction_factor=budget.reduction_factor,
+        )
     return ASHAScheduler(
         time_attr=budget.time_attr,
         max_t=budget.max_t,
@@ -196,13 +205,16 @@ def _scheduler(search: SearchSpec, budget: TrialBudget) -> Any:
     )
 
 
-def _trainable(spec: ExperimentSpec, search_dir: Path) -> Any:
+def _trainable(spec: ExperimentSpec, search_dir: Path, budget: TrialBudget) -> Any:
     assert spec.search is not None
+    halving = spec.search.scheduler.type == "halving"
     trainable = tune.with_parameters(
         search_trainable,
         base_spec=spec.dump(),
         metric=spec.search.scheduler.metric,
         search_dir=str(search_dir),
+        # a paused trial resumes from the checkpoint it reported at its rung
+        checkpoint_marks=rung_marks(budget) if halving else None,
     )
     return tune.with_resources(trainable, tune.PlacementGroupFactory(trial_bundles(spec)))
 
@@ -286,7 +298,7 @@ def _new_tuner(
     search = spec.search
     assert search is not None
     return tune.Tuner(
-        _trainable(spec, search_dir),
+        _trainable(spec, search_dir, budget),
         param_space=to_tune_space(search.params),
         tune_config=tune.TuneConfig(
             metric=search.scheduler.metric,
@@ -328,7 +340,7 @@ def resume_search(
         raise UserError(f"--resume {search_dir}: Tune has no experiment state there to resume")
     with ray_logs_to(folder / LOG_FILE):
         ensure_ray(num_cpus, log_to_driver=False, dashboard=dashboard)
-        trainable = _trainable(spec, folder)
+        trainable = _trainable(spec, folder, budget)
         tuner = tune.Tuner.restore(str(folder), trainable=trainable, resume_errored=True)
         seal(folder, [folder / TUNER_STATE_FILE])
         return _fit(tuner, folder, spec, budget, observer)

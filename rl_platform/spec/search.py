@@ -119,10 +119,14 @@ class Distribution(_SearchModel):
 
 
 class SchedulerSpec(_SearchModel):
-    """Trial scheduling. `asha` stops poor trials at rungs; `fifo` runs every trial to `max_t`."""
+    """Trial scheduling. `asha` and `halving` stop poor trials at rungs; `fifo` runs every
+    trial to `max_t`."""
 
-    type: Literal["asha", "fifo"] = "asha"
-    """`asha` (asynchronous successive halving) or `fifo` (no early stopping)."""
+    type: Literal["asha", "halving", "fifo"] = "asha"
+    """`asha`: Tune's asynchronous successive halving (a trial is judged against the results
+    that happen to be recorded at its rung). `halving`: synchronous successive halving (every
+    trial pauses at each rung until the whole cohort has reported there, then the best
+    ceil(n / reduction_factor) go on; docs/search.md). `fifo`: no early stopping."""
     metric: str = "train/episode_return_mean"
     """The reported metric trials are compared on (any key of metrics.jsonl)."""
     mode: Literal["max", "min"] = "max"
@@ -140,6 +144,18 @@ class SchedulerSpec(_SearchModel):
     def _grace_within_budget(self) -> "SchedulerSpec":
         if self.max_t and self.grace_period and self.grace_period > self.max_t:
             raise ValueError(f"grace_period {self.grace_period} is larger than max_t {self.max_t}")
+        return self
+
+    @model_validator(mode="after")
+    def _halving_axis_is_counted(self) -> "SchedulerSpec":
+        # A paused trial resumes from the checkpoint it reported where it crossed its rung; a
+        # trial counts its env steps and iterations, but Tune's wall clock is Tune's own.
+        if self.type == "halving" and self.time_attr == "time_total_s":
+            raise ValueError(
+                "time_attr: time_total_s cannot be used with type halving (each trial "
+                "checkpoints where it crosses a rung, and it cannot see where Tune's wall clock "
+                "crosses one); use time_attr env_steps or training_iteration, or type asha"
+            )
         return self
 
 
@@ -176,7 +192,8 @@ class SearchSpec(_SearchModel):
     resources: TrialResourcesSpec = TrialResourcesSpec()
     """Per-trial resources."""
     max_concurrent: PositiveInt | None = None
-    """At most this many trials at once. None: as many as the resources allow."""
+    """At most this many trials at once. None: as many as the resources allow. Must be None
+    with `scheduler.type: halving` (set `resources.cpu` instead)."""
 
     @field_validator("params", mode="before")
     @classmethod
@@ -198,6 +215,20 @@ class SearchSpec(_SearchModel):
     @classmethod
     def _searcher_shorthand(cls, value: Any) -> Any:
         return {"type": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _halving_runs_the_whole_cohort(self) -> "SearchSpec":
+        # Tune's searchers count a paused trial as running: with a cap, the first trials would
+        # pause at the first rung, no further trial would be created, and the rung would wait
+        # for them forever.
+        if self.scheduler.type == "halving" and self.max_concurrent is not None:
+            raise ValueError(
+                f"max_concurrent: {self.max_concurrent} cannot be used with scheduler.type "
+                "halving (paused trials count against the cap, so the rest of the cohort would "
+                "never start); remove it and let the resources decide how many trials run at "
+                "once (resources.cpu per trial), or use scheduler.type asha"
+            )
+        return self
 
     @model_validator(mode="after")
     def _searcher_supports_space(self) -> "SearchSpec":
