@@ -1,13 +1,15 @@
-"""ASHA vs running every configuration to the end, on the same sampled configurations.
+"""ASHA (or synchronous halving) vs running every configuration to the end, on the same
+sampled configurations.
 
 Samples N configurations once from `experiments/search/cartpole_ppo_asha.yaml`'s search space,
-then runs them (a) under ASHA and (b) each to max_t (FIFO scheduler), both through
+then runs them (a) under the early-stopping scheduler (`--scheduler`: `asha`, the default, or
+`halving`) and (b) each to max_t (FIFO scheduler), both through
 `rl_platform.search.run_search` with the configurations pinned (`points`). Prints the env steps
-each arm used, the best final return of each, and the ratios. Goal: ASHA's best within 5% of
-the full arm's best at <= 0.4x the env steps.
+each arm used, the best final return of each, and the ratios. Goal: the early-stopping arm's
+best within 5% of the full arm's best at <= 0.4x the env steps.
 
-    uv run python -m benchmarks.asha_vs_full [--seeds 0 1 2] [--quick] [--samples 8]
-        [--num-cpus 2] [--out DIR]
+    uv run python -m benchmarks.asha_vs_full [--scheduler asha|halving] [--seeds 0 1 2]
+        [--quick] [--samples 8] [--num-cpus 2] [--out DIR]
 
 Each seed samples its own N configurations (and seeds the trials); both ratios are reported as
 their median, min and max over seeds, and a goal is met when the median meets it.
@@ -37,6 +39,10 @@ def _arm(spec: Any, scheduler: str, points: list[dict[str, Any]], out: Path, num
     data = spec.dump()
     data["search"]["scheduler"]["type"] = scheduler
     data["search"]["num_samples"] = len(points)
+    if scheduler == "halving":
+        # halving refuses a cap on running trials (paused ones would hold it); with
+        # --num-cpus 2 and one CPU per trial, 2 run at a time, as the spec's cap of 2 allows
+        data["search"]["max_concurrent"] = None
     arm_spec = validate_spec_data(data, source=f"{scheduler} arm")
     started = time.time()
     outcome = run_search(arm_spec, out_dir=out / scheduler, points=points, num_cpus=num_cpus)
@@ -56,35 +62,37 @@ def _fmt(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def _report(points: list[dict], asha: dict, full: dict, max_t: int) -> dict:
+def _report(points: list[dict], early: dict, full: dict, *, max_t: int, name: str) -> dict:
+    """`early`: the early-stopping arm, whose scheduler `name` labels its columns and keys."""
     lines = [
-        f"{'#':>2} {'asha status':>13} {'asha steps':>10} {'asha ret':>9} {'full ret':>9}  config"
+        f"{'#':>2} {name + ' status':>15} {name + ' steps':>13} {name + ' ret':>12} "
+        f"{'full ret':>9}  config"
     ]
-    for index, (params, a_row, f_row) in enumerate(
-        zip(points, asha["rows"], full["rows"], strict=True)
+    for index, (params, e_row, f_row) in enumerate(
+        zip(points, early["rows"], full["rows"], strict=True)
     ):
         shown = ", ".join(f"{k.split('.')[-1]}={_fmt(v)}" for k, v in params.items())
-        status, steps = (a_row.status, a_row.env_steps) if a_row else ("-", 0)
-        a_ret = _fmt(a_row.metric) if a_row else "-"
+        status, steps = (e_row.status, e_row.env_steps) if e_row else ("-", 0)
+        e_ret = _fmt(e_row.metric) if e_row else "-"
         f_ret = _fmt(f_row.metric) if f_row else "-"
-        lines.append(f"{index:>2} {status:>13} {steps:>10} {a_ret:>9} {f_ret:>9}  {shown}")
+        lines.append(f"{index:>2} {status:>15} {steps:>13} {e_ret:>12} {f_ret:>9}  {shown}")
     summary = {
         "max_t": max_t,
-        "asha_env_steps": asha["env_steps"],
+        f"{name}_env_steps": early["env_steps"],
         "full_env_steps": full["env_steps"],
-        "env_steps_ratio": asha["env_steps"] / full["env_steps"] if full["env_steps"] else None,
-        "asha_best_return": asha["best_return"],
+        "env_steps_ratio": early["env_steps"] / full["env_steps"] if full["env_steps"] else None,
+        f"{name}_best_return": early["best_return"],
         "full_best_return": full["best_return"],
         "best_return_ratio": (
-            asha["best_return"] / full["best_return"]
-            if asha["best_return"] is not None and full["best_return"]
+            early["best_return"] / full["best_return"]
+            if early["best_return"] is not None and full["best_return"]
             else None
         ),
-        "asha_wall_s": round(asha["wall_s"], 1),
+        f"{name}_wall_s": round(early["wall_s"], 1),
         "full_wall_s": round(full["wall_s"], 1),
     }
     lines.append("")
-    lines += [f"{key:>18}: {_fmt(value)}" for key, value in summary.items()]
+    lines += [f"{key:>21}: {_fmt(value)}" for key, value in summary.items()]
     sys.stdout.write("\n".join(lines) + "\n")
     return summary
 
@@ -100,35 +108,44 @@ def run_seed(seed: int, args: argparse.Namespace, out: Path) -> dict:
     assert spec.search is not None
     points = sample_configs(spec.search.params, num=args.samples, seed=seed)
     out = out / f"seed{seed}"
-    asha = _arm(spec, "asha", points, out, args.num_cpus)
+    name = args.scheduler
+    early = _arm(spec, name, points, out, args.num_cpus)
     full = _arm(spec, "fifo", points, out, args.num_cpus)
     budget = trial_budget(spec)
     sys.stdout.write(f"\nseed {seed}\n")
-    summary = _report(points, asha, full, budget.max_t)
+    summary = _report(points, early, full, max_t=budget.max_t, name=name)
     summary |= {"grace_period": budget.grace_period, "reduction_factor": budget.reduction_factor}
-    summary |= {"max_concurrent": spec.search.max_concurrent, "seed": seed}
-    summary |= {"quick": args.quick, "samples": args.samples, "asha_dir": asha["search_dir"]}
-    summary |= {"full_dir": full["search_dir"], "best_params": asha["best_params"]}
+    cap = None if name == "halving" else spec.search.max_concurrent  # as `_arm` ran it
+    summary |= {"scheduler": name, "max_concurrent": cap, "seed": seed}
+    summary |= {"quick": args.quick, "samples": args.samples, f"{name}_dir": early["search_dir"]}
+    summary |= {"full_dir": full["search_dir"], "best_params": early["best_params"]}
     return summary
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_seed_options(parser, quick_help=", and a small per-trial budget")
+    parser.add_argument(
+        "--scheduler",
+        choices=("asha", "halving"),
+        default="asha",
+        help="the early-stopping arm: Tune's ASHA or synchronous successive halving",
+    )
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--num-cpus", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
-    out = args.out or Path(tempfile.mkdtemp(prefix="asha_vs_full-"))
+    out = args.out or Path(tempfile.mkdtemp(prefix=f"{args.scheduler}_vs_full-"))
     summaries = []
     for seed in seeds_to_run(args):
         summaries.append(run_seed(seed, args, out))
         write_json(out / "summary.json", summaries)
     steps = [s["env_steps_ratio"] for s in summaries]
     returns = [s["best_return_ratio"] for s in summaries]
-    sys.stdout.write("\n" + ratio_line("env steps ASHA / full", steps, goal=0.4) + "\n")
-    line = ratio_line("best return ASHA / full", returns, goal=0.95, at_most=False)
+    name = args.scheduler
+    sys.stdout.write("\n" + ratio_line(f"env steps {name} / full", steps, goal=0.4) + "\n")
+    line = ratio_line(f"best return {name} / full", returns, goal=0.95, at_most=False)
     sys.stdout.write(line + "\n")
     sys.stdout.write(f"summary: {out / 'summary.json'}\n")
 
