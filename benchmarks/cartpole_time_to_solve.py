@@ -7,6 +7,9 @@ wall time includes starting Ray. "Solved" = 100-episode mean return >= 450. Our 
 
     uv run python -m benchmarks.cartpole_time_to_solve [--seeds 0 1 2] [--quick] [--max-minutes 20]
 
+Before each side starts, the benchmark waits until the other side's Ray processes have ended
+(`rlp train` exits without waiting for them), so no side starts beside the other's teardown.
+
 Three seeds by default (`--quick`: the first only); the wall-time ratio is reported as its
 median, min and max over seeds, and the goal (<= 0.33) counts as met when the median meets it.
 """
@@ -21,12 +24,14 @@ import time
 from pathlib import Path
 
 from benchmarks.common import EXPERIMENTS, REPO, add_seed_options, ratio_line, seeds_to_run
+from benchmarks.common.processes import wait_until_ray_has_ended
 from benchmarks.common.product import rlp_train
 
 TARGET = 450.0
 
 
 def run_rlp(seed: int, limit_s: float, out_dir: Path) -> dict:
+    wait_until_ray_has_ended()
     started = time.time()
     overrides = [f"seed={seed}", f"stop.minutes={limit_s / 60:.2f}"]
     run_dir = rlp_train(EXPERIMENTS / "cartpole_ppo.yaml", out=out_dir, overrides=overrides)
@@ -36,6 +41,7 @@ def run_rlp(seed: int, limit_s: float, out_dir: Path) -> dict:
 
 
 def run_rllib(seed: int, limit_s: float) -> dict:
+    wait_until_ray_has_ended()
     started = time.time()
     arguments = [str(started), str(TARGET), str(seed), str(limit_s)]
     proc = subprocess.run(

@@ -256,8 +256,15 @@ def envs(
         sys.stdout.write(f"{env_id:32s} {description}\n")
 
 
-def main() -> None:  # pragma: no cover - console entry point
-    app()
+def main() -> None:
+    """The `rlp` console script: the app, then an exit without the interpreter's teardown
+    (`rl_platform.utils.process_exit`; 2.5-3 s less after every training on 2 cores)."""
+    from rl_platform.utils.process_exit import exit_code_of, exit_now
+
+    try:
+        app(prog_name="rlp")
+    except SystemExit as ended:
+        exit_now(exit_code_of(ended.code))
 
 
 if __name__ == "__main__":  # pragma: no cover

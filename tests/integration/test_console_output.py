@@ -1,12 +1,17 @@
 """What a new user sees from a local `rlp train` (its own process, as they would run it): our
-progress lines and the dashboard URL; Ray's routine notices go to the run's train.log.
+progress lines and the dashboard URL; Ray's routine notices go to the run's train.log; and no
+process of its local Ray outlives it (the console script ends without Ray's slow shutdown,
+rl_platform/utils/process_exit.py).
 
 The `rlp train` child (a Ray start with its dashboard, imports, two iterations: one core for
 most of a minute) runs beside the rest of the suite (tests/background.py)."""
 
+import os
 import re
 import subprocess
 import sys
+import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,20 +30,46 @@ RAY_NOTICES = (
 )
 
 
+MARKER = "RLP_TEST_CONSOLE_RUN"
+"""An environment variable every process of the run inherits, Ray's included."""
+
+
 @dataclass(frozen=True)
 class ConsoleRun:
     result: subprocess.CompletedProcess[str]
     out: Path
+    marker: str
 
 
 def _train_on_the_console(folder: Path, env: dict[str, str]) -> ConsoleRun:
     rlp = Path(sys.executable).with_name("rlp")
     spec = EXPERIMENTS / "cartpole_ppo.yaml"
     args = [str(rlp), "train", str(spec), "--profile", "smoke", "--out", str(folder)]
+    marker = uuid.uuid4().hex
     result = subprocess.run(
-        [*args, "--dashboard"], capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=540
+        [*args, "--dashboard"],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env={**env, MARKER: marker},
+        timeout=540,
     )
-    return ConsoleRun(result=result, out=folder)
+    return ConsoleRun(result=result, out=folder, marker=marker)
+
+
+def _processes_marked(marker: str) -> list[str]:
+    """Command lines of the live processes whose environment carries `MARKER=marker`."""
+    needle = f"{MARKER}={marker}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and needle in (entry / "environ").read_bytes().split(b"\0"):
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":  # a zombie has ended; only its parent has not reaped it
+                    found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:  # ended meanwhile, or not ours to read
+            continue
+    return found
 
 
 LOCAL_TRAIN = Scenario.run_once("console_output", _train_on_the_console)
@@ -55,3 +86,14 @@ def test_local_train_shows_progress_and_dashboard_not_ray_notices(background: Ba
     assert [notice for notice in RAY_NOTICES if notice in console] == []
     [log] = run.out.glob("cartpole_ppo/*/train.log")
     assert "You are running PPO on the new API stack" in log.read_text()  # kept, off screen
+
+
+def test_no_process_of_the_local_ray_outlives_the_command(background: Background) -> None:
+    run = background.result(LOCAL_TRAIN)
+    assert run.result.returncode == 0, run.result.stderr[-3000:]
+    if not Path(f"/proc/{os.getpid()}/environ").is_file():
+        raise AssertionError("this check reads /proc (Linux); CI runs on Linux")
+    deadline = time.monotonic() + 10.0  # SIGTERMs sent at exit, not waited for
+    while (left := _processes_marked(run.marker)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left == [], f"still running after the command ended: {left}"

@@ -63,7 +63,7 @@ LAYERS = (
         """algorithms module_spec run_facts rllib_config config_callbacks modules connectors
         learners sampling policies bc league.callback envs.registry envs.pettingzoo_adapter
         envs.vector_game_env envs.duel.rllib_env storage.algorithm_state utils.ray_logs
-        utils.ray_session""",
+        utils.ray_session utils.process_exit""",
     ),
     _layer(
         "orchestration",
