@@ -114,7 +114,8 @@ def stop_local_ray_now() -> bool:
     except (ImportError, AttributeError):
         return False
     ray.shutdown()
-    node.destroy_external_storage()  # spilled objects, as ray.shutdown would
+    if node.is_head():
+        node.destroy_external_storage()  # spilled objects, as ray.shutdown would
     for raylet in raylets:
         raylet.terminate()
         try:
