@@ -39,10 +39,9 @@ than the same configuration run straight through (its env copies restart their e
 
 
 def _settled(search_dir: Path, trial_id: str, metric: str) -> float | None:
-    from rl_platform.search.folder import trial_folder
+    from rl_platform.search.folder import trial_folder, trial_results
 
-    path = trial_folder(search_dir, trial_id) / "result.json"
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = trial_results(trial_folder(search_dir, trial_id))
     values = [r[metric] for r in rows if isinstance(r.get(metric), (int, float))]
     values = [v for v in values if v == v][-SETTLED_REPORTS:]  # NaN: no episode ended yet
     return sum(values) / len(values) if values else None

@@ -3,6 +3,7 @@
 ours: spec.yaml (the resolved spec, search block included), results.csv, best.yaml, search.log.
 """
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +14,20 @@ from rl_platform.storage.run_dir import new_run_dir, write_spec
 from rl_platform.utils.secrets import MASK
 
 RESULTS_FILE, BEST_FILE, LOG_FILE = "results.csv", "best.yaml", "search.log"
+TRIAL_RESULTS_FILE = "result.json"
+"""Tune's log of one trial's reports, one JSON object per line (ray.tune.result)."""
 
 
 def trial_folder(search_dir: str | Path, trial_id: str) -> Path:
     """Tune's folder of one trial (its `trial_dirname_creator`); a league trial keeps its pool
     there, so no two trials share one."""
     return Path(search_dir) / f"trial_{trial_id}"
+
+
+def trial_results(trial_dir: str | Path) -> list[dict[str, Any]]:
+    """Every result one trial reported, oldest first (its `result.json`)."""
+    lines = (Path(trial_dir) / TRIAL_RESULTS_FILE).read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
 
 
 def new_search_dir(out_dir: str | Path, spec: ExperimentSpec) -> Path:

@@ -103,11 +103,6 @@ class HalvingScheduler(FIFOScheduler):
         self.table.end(trial.trial_id)
         self._settle(tune_controller, current=trial)
 
-    def on_trial_error(self, tune_controller: Any, trial: Trial) -> None:
-        # Also called before a retry (FailureConfig): a trial out of retries is seen in ERROR
-        # by the next `_settle`.
-        pass
-
     def choose_trial_to_run(self, tune_controller: Any) -> Trial | None:
         """New (or retried) trials first, then paused trials that won their rung; never a
         trial waiting for its rung's decision."""
@@ -124,7 +119,9 @@ class HalvingScheduler(FIFOScheduler):
         return None
 
     def _settle(self, tune_controller: Any, current: Trial | None = None) -> None:
-        """Close the cohort once every trial exists, note trials that ended, decide the rungs
+        """Close the cohort once every trial exists, note trials that ended (an errored trial
+        out of retries is seen in ERROR here; Tune's error hook also fires before a retry, so
+        it decides nothing), decide the rungs
         that are complete and stop their paused losers (a running loser stops at its next
         result; `current` gets its action from the caller)."""
         if tune_controller.search_alg.is_finished():

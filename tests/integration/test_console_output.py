@@ -15,6 +15,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.common.processes import live_processes
 from tests.background import Background, Scenario
 from tests.conftest import EXPERIMENTS, REPO_ROOT
 
@@ -60,16 +61,15 @@ def _train_on_the_console(folder: Path, env: dict[str, str]) -> ConsoleRun:
 def _processes_marked(marker: str) -> list[str]:
     """Command lines of the live processes whose environment carries `MARKER=marker`."""
     needle = f"{MARKER}={marker}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and needle in (entry / "environ").read_bytes().split(b"\0"):
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                if state != "Z":  # a zombie has ended; only its parent has not reaped it
-                    found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
-        except OSError:  # ended meanwhile, or not ours to read
-            continue
-    return found
+    marked = live_processes(lambda entry: needle in (entry / "environ").read_bytes().split(b"\0"))
+    return [_command_line(entry) for entry in marked]
+
+
+def _command_line(entry: Path) -> str:
+    try:
+        return (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:  # ended since it was found: still reported, it was alive then
+        return f"pid {entry.name}"
 
 
 LOCAL_TRAIN = Scenario.run_once("console_output", _train_on_the_console)

@@ -3,15 +3,14 @@
 the checkpoint they took at the rung. A smaller search interrupted while a trial waits at
 its rung resumes with it still waiting."""
 
-import json
 import os
 import signal
 from itertools import pairwise
-from pathlib import Path
 
 import pytest
 
 from rl_platform import load_spec
+from rl_platform.search.folder import trial_results
 from rl_platform.search.results import read_results_csv
 from rl_platform.search.tuner import resume_search, run_search
 from tests.conftest import EXPERIMENTS
@@ -34,10 +33,6 @@ OVERRIDES = [
 ]
 # RLlib samples a few env steps past the batch size now and then.
 SLACK = 0.05
-
-
-def _result_rows(trial_dir: Path) -> list[dict]:
-    return [json.loads(line) for line in (trial_dir / "result.json").read_text().splitlines()]
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +63,7 @@ def test_paused_winners_resume_from_their_rung_checkpoint(search):
     outcome, rows = search
     restores = 0
     for row in rows:
-        results = _result_rows(outcome.search_dir / f"trial_{row['trial_id']}")
+        results = trial_results(outcome.search_dir / f"trial_{row['trial_id']}")
         # Restarted from 0, a trial would report iteration 1 and ~500 env steps again after its
         # pause; resumed from its rung checkpoint, it counts on by one batch per iteration.
         assert [r["iteration"] for r in results] == list(range(1, len(results) + 1))
@@ -118,7 +113,7 @@ def test_a_resumed_search_keeps_waiting_trials_paused_until_their_rung_is_decide
     for row in second.rows:
         if row.trial_id not in waiting:
             continue  # one still starting when stopped may have begun again from 0
-        results = _result_rows(second.search_dir / f"trial_{row.trial_id}")
+        results = trial_results(second.search_dir / f"trial_{row.trial_id}")
         # no iteration run twice: it did not train on while its rung was undecided
         assert [r["iteration"] for r in results] == list(range(1, len(results) + 1))
         if row.status == "early_stopped":

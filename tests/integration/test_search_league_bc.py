@@ -5,12 +5,12 @@ Tiny budgets (two trials of two iterations each, on the local env runner) keep e
 within about a minute on two cores.
 """
 
-import json
 from pathlib import Path
 
 import pytest
 
 from rl_platform import load_spec
+from rl_platform.search.folder import trial_results
 from rl_platform.search.results import FINISHED, read_results_csv
 from rl_platform.search.tuner import run_search
 from rl_platform.storage.checkpoints import load_checkpoint
@@ -32,7 +32,7 @@ HEALTHY = {"completed", "early_stopped"}
 
 
 def _last_result(trial_dir: Path) -> dict:
-    return json.loads((trial_dir / "result.json").read_text().splitlines()[-1])
+    return trial_results(trial_dir)[-1]
 
 
 def _search(spec_file: str, tmp_path: Path, *extra: str):

@@ -24,6 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rl_platform.cli import app
+from rl_platform.search.folder import trial_results
 from rl_platform.search.results import read_results_csv
 from rl_platform.spec import load_spec
 from tests.background import Background, Scenario
@@ -82,11 +83,6 @@ def _write_spec(path: Path, *, name: str, env: str, max_t: int, samples: int) ->
     text = SPEC.format(name=name, env=env, steps=ITERATION_STEPS, max_t=max_t, samples=samples)
     path.write_text(text)
     return path
-
-
-def _results(trial_dir: Path) -> list[dict[str, Any]]:
-    lines = (trial_dir / "result.json").read_text().splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
 
 
 def _trial_states(search_dir: Path) -> dict[str, dict[str, Any]]:
@@ -157,7 +153,7 @@ def test_a_trial_that_fails_once_is_restarted_and_terminates(failed_once):
 
 def test_the_restarted_trial_continues_from_its_checkpoint_not_from_zero(failed_once):
     (trial_dir,) = failed_once.search_dir.glob("trial_*")
-    results = _results(trial_dir)
+    results = trial_results(trial_dir)
     iterations = [int(r["iteration"]) for r in results]
     steps = [int(r["env_steps"]) for r in results]
     # Iteration 1 before the failure (in iteration 2), then 2.. restored from checkpoint 1:
@@ -218,7 +214,7 @@ def _kill_the_driver(tmp: Path, env: dict[str, str]) -> KilledDriver:
             lambda: _finished_trials(process), timeout_s=300, what="a TERMINATED trial"
         )
         process.kill_tree()
-    finished = {tid: _results(search_dir / f"trial_{tid}") for tid in done}
+    finished = {tid: trial_results(search_dir / f"trial_{tid}") for tid in done}
     trial_dirs = {p.name for p in search_dir.glob("trial_*")}
     return KilledDriver(search_dir, finished, trial_dirs)
 
@@ -252,7 +248,7 @@ def test_resume_does_not_rerun_trials_finished_before_the_kill(killed_search):
     search_dir = killed_search.search_dir
     rows = {row["trial_id"]: row for row in read_results_csv(search_dir / "results.csv")}
     for trial_id, before in killed_search.finished.items():
-        after = _results(search_dir / f"trial_{trial_id}")
+        after = trial_results(search_dir / f"trial_{trial_id}")
         assert after == before, f"trial {trial_id} reported again after the resume"
         assert int(rows[trial_id]["env_steps"]) == int(before[-1]["env_steps"])
         assert int(rows[trial_id]["iterations"]) == int(before[-1]["iteration"])
