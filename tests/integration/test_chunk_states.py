@@ -125,21 +125,26 @@ def _recorded_arrays(steps: int, ends: tuple[int, ...]) -> RolloutArrays:
 
 
 def test_the_runner_stores_exactly_the_states_the_learner_reads() -> None:
-    """11 steps, a game ending after step 6: piece 1 is rows 1..6, piece 2 rows 7..11."""
-    arrays = _recorded_arrays(steps=11, ends=(6,))
+    """11 steps, a game ending after step 8: piece 1 is rows 1..8, piece 2 rows 9..11. The
+    learner reads the chunks with RLlib's bootstrap step appended (K + 1 steps), so piece 1's
+    last state starts a sequence."""
+    arrays = _recorded_arrays(steps=11, ends=(8,))
     cut = cut_seat(
         arrays, game=0, seat=0, acting_now=True, current_obs=np.zeros((1, 1, 2)), t_started=0
     )
     first, second = cut.trajectories
-    for trajectory, first_row in ((first, 1), (second, 7)):
+    for trajectory, first_row in ((first, 1), (second, 9)):
         table, refs = trajectory.state_table["h"], trajectory.state_refs
         assert len(refs) == len(trajectory) + 1
         np.testing.assert_array_equal(table[refs[0]], np.full(3, first_row - 0.5))  # lookback
-        starts = chunk_start_indices(len(trajectory), MAX_SEQ_LEN)
+        starts = chunk_start_indices(len(trajectory) + 1, MAX_SEQ_LEN)
         for index in starts:
             np.testing.assert_array_equal(table[refs[index + 1]], np.full(3, first_row + index))
         assert (refs >= 0).sum() == 1 + len(starts)  # nothing else is kept
         assert len(table) == 1 + len(starts)
+    assert chunk_start_indices(len(first) + 1, MAX_SEQ_LEN) == [3, 7]
+    # Every state copied from the acting device is one the learner reads.
+    assert len(arrays.states._where) == len(first.state_table["h"]) + len(second.state_table["h"])
 
 
 @pytest.mark.parametrize("t_started", [0, 7])
