@@ -34,6 +34,10 @@ sequences start from travel once, beside the episode, not as a per-step column t
 learner pieces copy (`AddOneTsToEpisodesAndTruncate` appends to every column)."""
 
 
+class MissingChunkStateError(LookupError):
+    """A sequence starts from a state its chunk's table does not hold (`STATE_REF` -1)."""
+
+
 def chunk_start_indices(length: int, max_seq_len: int) -> list[int]:
     """Indices of the STATE_OUTs that start chunks 1.. of an episode of `length` steps (the
     state after step `k * max_seq_len - 1` starts chunk k; chunk 0 starts from the lookback)."""
@@ -112,6 +116,12 @@ def _referenced_chunk_states(sa_episode: Any, initial: Any, max_seq_len: int) ->
     if indices:
         refs += [int(r) for r in sa_episode.get_extra_model_outputs(STATE_REF, indices)]
     rows = np.asarray(refs, np.int64)
+    if (rows < 0).any():  # numpy would read -1 as the table's last row: a wrong state, silently
+        missing = [i for i, r in zip([-1, *indices], refs, strict=True) if r < 0]
+        raise MissingChunkStateError(
+            f"chunk {sa_episode.id_} ({len(sa_episode)} steps) has no state after step(s) "
+            f"{missing}; its sequences start there (max_seq_len {max_seq_len})"
+        )
     chunks = tree.map_structure(lambda values: np.asarray(values)[rows], table)
     if sa_episode.t_started == 0:  # as RLlib: an episode's start is the initial state
         chunks = tree.map_structure(_with_first, chunks, initial)

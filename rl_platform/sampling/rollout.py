@@ -54,7 +54,8 @@ class Trajectory:
     truncated: bool
     state_table: dict[str, np.ndarray] = field(default_factory=dict)
     """Recurrent modules: the states the learner reads, `{key: [M, ...]}`: row 0 the state
-    before the first decision, then the state after every `state_stride`-th decision."""
+    before the first decision, then the state after every `state_stride`-th decision (the
+    last one included: it starts the bootstrap step's sequence when K is a multiple)."""
     state_refs: np.ndarray | None = None
     """`[K + 1]` row of `state_table` for each STATE_OUT position (index 0: the lookback, the
     state before decision 0; index j: the state after decision j - 1), -1 where the learner
@@ -268,10 +269,15 @@ def _trajectory(arrays, game, seat, piece, rewards, final, t_started, *, term, t
 def _chunk_states(arrays: RolloutArrays, game: int, seat: int, piece) -> tuple[dict, Any]:
     """(state table, state refs) of one chunk (`Trajectory.state_table`, `state_refs`): the
     state before decision 0, then the state after decisions `k * stride - 1`, as recorded by
-    `seat_states.ChunkPositions`; ({}, None) for modules without states."""
+    `seat_states.ChunkPositions`; ({}, None) for modules without states.
+
+    `k * stride` runs up to the chunk's length K inclusive: RLlib's learner appends one
+    bootstrap step to every chunk (`AddOneTsToEpisodesAndTruncate`), so when K is a multiple
+    of the stride that step starts a sequence of its own, from the state after the last
+    decision (the value the critic bootstraps from with `critic_input: memory`)."""
     if not arrays.states:
         return {}, None
-    starts = np.arange(arrays.state_stride, len(piece), arrays.state_stride or 1)
+    starts = np.arange(arrays.state_stride, len(piece) + 1, arrays.state_stride or 1)
     refs = [(STATE_IN_PREFIX, int(piece[0]), game, seat)]
     refs += [(STATE_OUT_PREFIX, int(piece[k - 1]), game, seat) for k in starts]
     positions = np.full(len(piece) + 1, -1, np.int64)

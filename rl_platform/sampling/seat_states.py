@@ -93,8 +93,10 @@ class ChunkPositions:
     A seat's decisions in one game piece (a game within one sample call, rollout.py) become
     one episode chunk; the learner starts its `max_seq_len` sequences from the state before
     decision 0 and from the states after decisions `k * max_seq_len - 1`
-    (connectors/chunk_states.py). Recording every state instead costs the whole state per
-    decision: ~356 KiB for the streaming encoder at the reference size.
+    (connectors/chunk_states.py), the chunk's last decision included: RLlib's bootstrap step
+    after it starts a sequence when the chunk's length is a multiple of `max_seq_len`.
+    Recording every state instead costs the whole state per decision: ~356 KiB for the
+    streaming encoder at the reference size.
     """
 
     def __init__(self, *, num_games: int, num_seats: int, max_seq_len: int) -> None:
