@@ -53,6 +53,9 @@ class EnvFacts:
     kind: EnvKind
     vector_game: str | None
     """`module:attribute` of its `VectorGame` factory; None unless `kind` is vector_game."""
+    turn_based: bool = False
+    """Its vectorized game lets some seats wait while others act (the factory's `turn_based`;
+    a factory that does not say counts as turn-based)."""
 
     @property
     def multi_agent(self) -> bool:
@@ -64,7 +67,18 @@ def _env_facts(env_id: str, kwargs_json: str) -> EnvFacts:
     if not is_multi_agent(env_id, json.loads(kwargs_json)):
         return EnvFacts(env_id, "single", None)
     factory = vector_game_of(env_id)
-    return EnvFacts(env_id, "multi_agent" if factory is None else "vector_game", factory)
+    if factory is None:
+        return EnvFacts(env_id, "multi_agent", None)
+    return EnvFacts(env_id, "vector_game", factory, turn_based=_turn_based(factory))
+
+
+def _turn_based(factory: str) -> bool:
+    module_name, _, attribute = factory.partition(":")
+    try:
+        target = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError):
+        return True
+    return bool(getattr(target, "turn_based", True))
 
 
 def env_facts(env_id: str, kwargs: Mapping[str, Any] | None = None) -> EnvFacts:

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 import torch
+from ray.rllib.core.columns import Columns
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.utils.metrics import SAMPLE_TIMER
 
@@ -48,6 +49,7 @@ from rl_platform.sampling.rollout import (
     cut_seat,
     record_opponent_actions,
 )
+from rl_platform.sampling.rollout_batch import RolloutBatch, rollout_batch
 from rl_platform.sampling.seat_plan import SeatPlan
 from rl_platform.sampling.seat_states import ChunkPositions, flat_rows
 from rl_platform.seed_tree import SeedTree
@@ -74,6 +76,9 @@ class VectorRunnerSettings:
     """On CUDA, replay each module's acting step as a captured CUDA graph."""
     hidden: HiddenView | None = None
     """Features the torch modules do not see (`env.hide`); scripted seats see them."""
+    array_learner: bool = False
+    """Training samples go to the array learner as `RolloutBatch`es, not episodes
+    (`training.learner`, rl_platform/spec/learner_choice.py)."""
 
 
 class VectorEnvRunner(MultiAgentEnvRunner):
@@ -158,6 +163,8 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             if force_reset or self._needs_initial_reset:
                 self._reset_all()
             steps = max(1, math.ceil(num_timesteps / self.num_envs))
+            if explore and self._settings().array_learner:
+                return self._rollout_batches(steps)
             return self._rollout(steps, explore=explore)
 
     def _sample_games(self, num_games: int, *, explore: bool) -> list[Any]:
@@ -245,6 +252,29 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         return frozenset(chosen)
 
     def _rollout(self, steps: int, *, explore: bool) -> list[Any]:
+        return self._build_episodes(self._play(steps, explore=explore))
+
+    def _rollout_batches(self, steps: int) -> list[RolloutBatch]:
+        """One `RolloutBatch` per trained module, for the array learner (no episodes)."""
+        arrays = self._play(steps, explore=True)
+        env_steps = steps * self.num_envs
+        return [
+            rollout_batch(
+                arrays,
+                module_index=index,
+                module_id=module_id,
+                last_obs=self._model_obs,
+                logp_key=Columns.ACTION_LOGP,
+                logits_key=Columns.ACTION_DIST_INPUTS,
+                env_steps=env_steps if n == 0 else 0,  # the env steps are counted once
+            )
+            for n, (index, module_id) in enumerate(
+                (i, m) for i, m in enumerate(self._module_ids) if m in self._trained
+            )
+        ]
+
+    def _play(self, steps: int, *, explore: bool) -> RolloutArrays:
+        """Play `steps` steps of every game, writing them into new rollout arrays."""
         arrays = RolloutArrays.allocate(
             steps=steps, obs=self._model_obs, num_games=self.game.num_games
         )
@@ -263,7 +293,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
                 record_opponent_actions(arrays, row, actions, self._acting)
             self._advance(arrays, row, actions)
         self._log_counts(steps, trained_actions)
-        return self._build_episodes(arrays)
+        return arrays
 
     def _infers_opponent_actions(self) -> bool:
         """Whether `main` learns to infer the opponent's actions (`model.opponent_action`)."""

@@ -34,6 +34,7 @@ def vector_runner_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> Al
         acting_device=spec.resources.acting_device,
         cuda_graphs=spec.resources.cuda_graphs,
         hidden=spec.env.hidden_view(),
+        array_learner=spec.learner_choice().kind == "array",
     )
     bound = type("BoundVectorEnvRunner", (VectorEnvRunner,), {"settings": settings})
     logger.info(
@@ -42,4 +43,6 @@ def vector_runner_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> Al
         spec.resources.acting_device,
         choice.reason,
     )
+    learner = spec.learner_choice()
+    logger.info("learner: {} ({})", learner.kind, learner.reason)
     return config.env_runners(env_runner_cls=bound)

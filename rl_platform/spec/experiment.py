@@ -9,6 +9,7 @@ from rl_platform.spec.base import SpecModel
 from rl_platform.spec.bc import BCSpec
 from rl_platform.spec.evaluation import EvaluationSpec
 from rl_platform.spec.league import LeagueSpec
+from rl_platform.spec.learner_choice import LearnerChoice, choose_learner
 from rl_platform.spec.model import ModelSpec
 from rl_platform.spec.model_types.mlp import MLPModelSpec
 from rl_platform.spec.runner_choice import RunnerChoice, choose_runner
@@ -189,6 +190,14 @@ class ExperimentSpec(SpecModel):
         return self
 
     @model_validator(mode="after")
+    def _learner_fits(self) -> "ExperimentSpec":
+        try:
+            self.learner_choice()
+        except ValueError as err:
+            raise ValueError(str(err)) from None
+        return self
+
+    @model_validator(mode="after")
     def _acting_device_fits(self) -> "ExperimentSpec":
         if self.resources.acting_device == "cpu":
             return self
@@ -239,6 +248,21 @@ class ExperimentSpec(SpecModel):
             env=self.env.facts(),
             algo=self.algo,
             wrappers=list(self.env.wrappers),
+        )
+
+    def learner_choice(self) -> LearnerChoice:
+        """Which learner path trains this spec (`training.learner`,
+        rl_platform/spec/learner_choice.py); raises ValueError when `array` is asked for and
+        impossible."""
+        return choose_learner(
+            requested=getattr(self.training, "learner", "rllib"),
+            runner=self.runner_choice().kind,
+            env=self.env.facts(),
+            algo=self.algo,
+            model_type=self.model.type,
+            stateful=self.model.stateful,
+            has_bc=self.bc is not None,
+            learners=self.resources.learners,
         )
 
     def scripted_agent(self, name: str) -> str:

@@ -71,6 +71,11 @@ class PPOTraining(CommonTraining):
     """Pick minibatch size, epochs and LR from the batch size (see docs/batch_scaling.md)."""
     auto_scale_targets: AutoScaleSpec = AutoScaleSpec()
     """Targets used when auto_scale is on."""
+    learner: Literal["auto", "array", "rllib"] = "auto"
+    """How PPO learns from the array runner's samples: `array` keeps them as the runner wrote
+    them, fixed-shape tensors updated without host reads (docs/vector_games.md, "The array
+    learner"); `rllib` builds episodes for RLlib's learner connectors; `auto`: array wherever
+    it can serve the spec (rl_platform/spec/learner_choice.py says where it cannot)."""
 
     @field_validator("lr_schedule")
     @classmethod

@@ -1,0 +1,130 @@
+"""One PPO minibatch step as one function over fixed shapes, with no host synchronization.
+
+Gather by a device index -> `forward_train` -> the PPO terms (rl_platform/losses/ppo.py) ->
+backward -> global-norm clip -> Adam on the optimizer's own state, refused on the device when
+the gradient norm is not finite (rl_platform/learners/device_adam.py) -> the step's metrics as
+one `[len(METRIC_KEYS)]` tensor. Nothing in it asks the host a question (tests patch `item`,
+`__bool__`, `cpu`, `numpy` and `tolist` to raise while it runs), so on CUDA the whole step can
+be captured as a graph and replayed per minibatch; on the CPU it runs as it is.
+
+The clip is RLlib's `grad_clip_by: global_norm` (`grad_clip / max(norm + 1e-6, grad_clip)`,
+the coefficient `fused_clip_gradients` applies); the learning rate is read from the
+optimizer's param group into a device tensor when the step is made (RLlib's schedule sets it
+between updates).
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from ray.rllib.core.columns import Columns
+
+from rl_platform.learners.device_adam import adam_step, prepare_state
+from rl_platform.learners.flat_batch import FlatBatch
+from rl_platform.losses.ppo import ppo_loss, total_loss
+
+METRIC_KEYS = (
+    "total_loss",
+    "policy_loss",
+    "vf_loss",
+    "vf_loss_unclipped",
+    "vf_explained_var",
+    "entropy",
+    "mean_kl_loss",
+    "clip_frac",
+    "approx_kl",
+    "loss/policy",
+    "loss/value",
+    "loss/entropy",
+    "gradients_default_optimizer_global_norm",
+    "nonfinite",
+)
+"""What each step returns, in order; the learner logs their means over an update."""
+
+
+@dataclass(frozen=True)
+class StepSettings:
+    clip_param: float
+    vf_clip_param: float
+    vf_loss_coeff: float
+    entropy_coeff: float
+    kl_coeff: torch.Tensor | float | None
+    """None: no KL term (`training.use_kl_loss: false`)."""
+    grad_clip: float | None
+
+
+def explained_variance(targets: torch.Tensor, predictions: torch.Tensor) -> torch.Tensor:
+    """1 - Var[targets - predictions] / Var[targets], floored at -1, as RLlib's
+    `explained_variance` (ray/rllib/utils/torch_utils.py)."""
+    ratio = torch.var(targets - predictions) / torch.var(targets)
+    return torch.clamp(1.0 - ratio, min=-1.0)
+
+
+class UpdateStep:
+    """The minibatch step of one module with its optimizers (module docstring)."""
+
+    def __init__(
+        self,
+        module: Any,
+        optimizers: list[torch.optim.Optimizer],
+        settings: StepSettings,
+        *,
+        device: torch.device | str,
+    ) -> None:
+        self.module, self.optimizers, self.settings = module, optimizers, settings
+        for optimizer in optimizers:
+            prepare_state(optimizer)
+        self.lr = [
+            torch.tensor(float(opt.param_groups[0]["lr"]), device=device) for opt in optimizers
+        ]
+        self.params = [p for opt in optimizers for g in opt.param_groups for p in g["params"]]
+
+    def __call__(self, batch: FlatBatch, index: torch.Tensor) -> torch.Tensor:
+        minibatch = batch.rows(index)
+        terms = self.loss_terms(minibatch)
+        loss = total_loss(terms)
+        for optimizer in self.optimizers:
+            optimizer.zero_grad(set_to_none=False)
+        loss.backward()
+        grads = [p.grad for p in self.params if p.grad is not None]
+        norm = torch.nn.utils.get_total_norm(grads, foreach=True)
+        ok = torch.isfinite(norm).to(norm.dtype)
+        if self.settings.grad_clip is not None:
+            torch._foreach_mul_(grads, torch.clamp(self.settings.grad_clip / (norm + 1e-6), max=1))
+        for optimizer, lr in zip(self.optimizers, self.lr, strict=True):
+            adam_step(optimizer, ok=ok, lr=lr)
+        metrics = {
+            **terms,
+            "total_loss": loss.detach(),
+            "gradients_default_optimizer_global_norm": norm,
+            "nonfinite": 1.0 - ok,
+        }
+        zero = torch.zeros((), device=norm.device)
+        return torch.stack([torch.as_tensor(metrics.get(k, zero)).detach() for k in METRIC_KEYS])
+
+    def loss_terms(self, minibatch: FlatBatch) -> dict[str, torch.Tensor]:
+        """The PPO terms of one minibatch under the module's current parameters."""
+        settings = self.settings
+        batch = {Columns.OBS: minibatch.obs}
+        out = self.module.forward_train(batch)
+        values = self.module.compute_values(batch, embeddings=out.get(Columns.EMBEDDINGS))
+        terms = ppo_loss(
+            logits=out[Columns.ACTION_DIST_INPUTS],
+            actions=minibatch.actions,
+            logp_old=minibatch.logp,
+            advantages=minibatch.advantages,
+            values=values,
+            value_targets=minibatch.value_targets,
+            weights=torch.ones_like(minibatch.advantages),
+            clip_param=settings.clip_param,
+            vf_clip_param=settings.vf_clip_param,
+            vf_loss_coeff=settings.vf_loss_coeff,
+            entropy_coeff=settings.entropy_coeff,
+            old_logits=minibatch.logits if settings.kl_coeff is not None else None,
+            kl_coeff=settings.kl_coeff if settings.kl_coeff is not None else 0.0,
+        )
+        terms["vf_explained_var"] = explained_variance(minibatch.value_targets, values.detach())
+        terms["loss/policy"] = terms["loss_policy"].detach()
+        terms["loss/value"] = terms["loss_value"].detach()
+        terms["loss/entropy"] = terms["loss_entropy"].detach()
+        return terms

@@ -1,0 +1,160 @@
+"""One sample call of the array runner as fixed-shape tensors for the array learner (no Ray).
+
+`RolloutBatch` is what the array env runner hands the learner instead of episodes when the
+array learner trains (`training.learner`, docs/vector_games.md "The array learner"): the
+runner's own time-major rows, `[T, R]` with R = N games x P seats (row `game * P + seat`),
+kept in the layout they were written in. No trajectory is cut and no episode object is built;
+`valid` marks the steps at which a seat row decided for the trained module, and each row's
+trajectories are delimited by `ended` (its game ended at that step) and the fragment's end.
+Simultaneous-move games only (every seat acts at every step), so a valid step's next
+observation is the same row's next step, or `final_obs` where its game ended, or `last_obs`
+after the fragment.
+
+RLlib's sampling loop counts a sample by `env_steps()` / `agent_steps()` of each item it gets
+back, and hands the list to `Learner.update(episodes=...)` unchanged: that is all this object
+has to satisfy to travel RLlib's PPO `training_step`.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import torch
+
+from rl_platform.sampling.rollout import RolloutArrays
+
+Tensors = torch.Tensor | dict[str, torch.Tensor]
+
+
+def _map(fn: Any, value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: fn(item) for key, item in value.items()}
+    return fn(value)
+
+
+def _seat_rows(array: np.ndarray) -> torch.Tensor:
+    """`[T, N, P, ...]` -> `[T, N * P, ...]` (a view where the array allows it)."""
+    return torch.from_numpy(
+        np.ascontiguousarray(array.reshape(array.shape[0], -1, *array.shape[3:]))
+    )
+
+
+def _per_seat(array: np.ndarray, num_seats: int) -> torch.Tensor:
+    """`[T, N]` per-game flags -> `[T, N * P]`, one per seat row."""
+    return torch.from_numpy(np.repeat(array, num_seats, axis=1))
+
+
+@dataclass
+class RolloutBatch:
+    """`[T, R, ...]` steps of one trained module (module docstring)."""
+
+    module_id: str
+    obs: Tensors
+    """Model inputs each row acted on (zeros where the row did not decide for `module_id`)."""
+    last_obs: Tensors
+    """`[R, ...]` model inputs after the last step: the bootstrap observation."""
+    final_obs: Tensors | None
+    """Last observations of games that were truncated at each step; None if none was."""
+    actions: torch.Tensor
+    logp: torch.Tensor
+    """Log-probability of each action under the acting policy."""
+    logits: torch.Tensor
+    """`[T, R, A]` the acting policy's logits (PPO's KL term reads them)."""
+    rewards: torch.Tensor
+    terminated: torch.Tensor
+    ended: torch.Tensor
+    """The row's game ended at this step (terminated or truncated)."""
+    valid: torch.Tensor
+    num_env_steps: int
+
+    def env_steps(self) -> int:
+        return self.num_env_steps
+
+    def agent_steps(self) -> int:
+        return int(self.valid.sum())
+
+    def __len__(self) -> int:
+        return self.num_env_steps
+
+    @property
+    def truncated(self) -> torch.Tensor:
+        return self.ended & ~self.terminated
+
+    def to(self, device: torch.device | str) -> "RolloutBatch":
+        """The same batch with every tensor on `device`."""
+
+        def move(value: Any) -> Any:
+            return None if value is None else _map(lambda t: t.to(device), value)
+
+        tensor_fields = ("obs", "last_obs", "final_obs", "actions", "logp", "logits")
+        flags = ("rewards", "terminated", "ended", "valid")
+        return replace(self, **{name: move(getattr(self, name)) for name in tensor_fields + flags})
+
+
+def rollout_batch(
+    arrays: RolloutArrays,
+    *,
+    module_index: int,
+    module_id: str,
+    last_obs: Any,
+    logp_key: str,
+    logits_key: str,
+    env_steps: int,
+) -> RolloutBatch:
+    """The steps `arrays` recorded (rows 1..T; row 0 carries turn-based games' open
+    transitions and is empty in simultaneous games) for module `module_index` of the runner."""
+    num_seats = arrays.decided.shape[2]
+    steps = slice(1, arrays.steps + 1)
+    truncated = arrays.truncated[steps]
+    final_obs = None
+    if truncated.any():
+        final_obs = _map(lambda v: _seat_rows(v[steps]), arrays.final_obs)
+    return RolloutBatch(
+        module_id=module_id,
+        obs=_map(lambda v: _seat_rows(v[steps]), arrays.obs),
+        last_obs=_map(
+            lambda v: torch.from_numpy(np.ascontiguousarray(v.reshape(-1, *v.shape[2:]))), last_obs
+        ),
+        final_obs=final_obs,
+        actions=_seat_rows(arrays.actions[steps]),
+        logp=_seat_rows(arrays.extras[logp_key][steps]),
+        logits=_seat_rows(arrays.extras[logits_key][steps]),
+        rewards=_seat_rows(arrays.rewards[steps]),
+        terminated=_per_seat(arrays.terminated[steps], num_seats),
+        ended=_per_seat(arrays.ended[steps], num_seats),
+        valid=_seat_rows(arrays.decided[steps] & (arrays.module[steps] == module_index)),
+        num_env_steps=env_steps,
+    )
+
+
+def joined(parts: list[RolloutBatch]) -> RolloutBatch:
+    """Several runners' batches of one module (the same T) as one: their rows side by side."""
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+
+    def cat(name: str, dim: int) -> Any:
+        values = [getattr(part, name) for part in parts]
+        if isinstance(values[0], Mapping):
+            return {key: torch.cat([v[key] for v in values], dim=dim) for key in values[0]}
+        return torch.cat(values, dim=dim)
+
+    final_obs = None
+    if any(part.final_obs is not None for part in parts):
+        final_obs = [
+            part.obs if part.final_obs is None else part.final_obs for part in parts
+        ]  # rows of a part without truncations are never read
+        final_obs = (
+            {k: torch.cat([v[k] for v in final_obs], dim=1) for k in final_obs[0]}
+            if isinstance(final_obs[0], Mapping)
+            else torch.cat(final_obs, dim=1)
+        )
+    step_fields = ("obs", "actions", "logp", "logits", "rewards", "terminated", "ended", "valid")
+    return replace(
+        first,
+        **{name: cat(name, 1) for name in step_fields},
+        last_obs=cat("last_obs", 0),
+        final_obs=final_obs,
+        num_env_steps=sum(part.num_env_steps for part in parts),
+    )

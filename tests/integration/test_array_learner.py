@@ -1,0 +1,248 @@
+"""The array learner against RLlib's own learner path (#48): GAE row by row, one epoch of
+minibatch updates on the same batch and order (loss terms, gradients, parameters and Adam
+moments), and a minibatch step that never asks the host a question."""
+
+import contextlib
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from ray.rllib.core.columns import Columns
+from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
+from ray.rllib.utils.postprocessing.value_predictions import compute_value_targets
+
+from rl_platform.learners.array_ppo import ArrayPPOLearner, minibatch_order
+from rl_platform.learners.flat_batch import FlatBatch
+from rl_platform.losses.gae import generalized_advantages
+from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.spec import validate_spec_data
+
+OBS_DIM, ACTIONS, MODULE = 6, 4, "main"
+
+
+def _spec(**training: Any) -> Any:
+    return validate_spec_data(
+        {
+            "name": "array_learner",
+            "env": {"id": "rlp/Duel-v0", "envs_per_runner": 4},
+            "model": {"type": "mlp", "hidden": [16, 16], "activation": "tanh"},
+            "training": {"grad_clip": 0.5, "entropy_coeff": 0.01, "use_kl_loss": True} | training,
+        }
+    )
+
+
+def _learner(spec: Any) -> Any:
+    obs = gym.spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
+    config = build_algorithm_config(spec).multi_agent(
+        policies={MODULE}, policy_mapping_fn=lambda *a, **k: MODULE
+    )
+    learner = config.build_learner(env=None, spaces={MODULE: (obs, gym.spaces.Discrete(ACTIONS))})
+    assert isinstance(learner, ArrayPPOLearner)
+    return learner
+
+
+def _batch(size: int, seed: int = 0) -> FlatBatch:
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(size=(size, ACTIONS)).astype(np.float32)
+    actions = rng.integers(0, ACTIONS, size)
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    return FlatBatch(
+        obs=torch.tensor(rng.normal(size=(size, OBS_DIM)), dtype=torch.float32),
+        actions=torch.tensor(actions),
+        logp=torch.tensor(log_probs[np.arange(size), actions]),
+        logits=torch.tensor(logits),
+        advantages=torch.tensor(rng.normal(size=size), dtype=torch.float32),
+        value_targets=torch.tensor(3 * rng.normal(size=size), dtype=torch.float32),
+    )
+
+
+def _sample_batch(flat: FlatBatch) -> MultiAgentBatch:
+    data = {
+        Columns.OBS: flat.obs.numpy(),
+        Columns.ACTIONS: flat.actions.numpy(),
+        Columns.ACTION_LOGP: flat.logp.numpy(),
+        Columns.ACTION_DIST_INPUTS: flat.logits.numpy(),
+        "advantages": flat.advantages.numpy(),
+        "value_targets": flat.value_targets.numpy(),
+    }
+    return MultiAgentBatch({MODULE: SampleBatch(data)}, env_steps=flat.size)
+
+
+def _twins(spec: Any) -> tuple[Any, Any]:
+    ours, rllibs = _learner(spec), _learner(spec)
+    rllibs.module.set_state(ours.module.get_state())
+    return ours, rllibs
+
+
+def _optimizer(learner: Any) -> torch.optim.Adam:
+    ((_, optimizer),) = learner.get_optimizers_for_module(MODULE)
+    return optimizer
+
+
+def test_gae_equals_rllibs_value_targets_row_by_row() -> None:
+    """A `[T, R]` grid whose rows hold several trajectories (terminated, truncated with the
+    final observation's value, cut by the fragment's end) against RLlib's recursion over each
+    trajectory with its artificial bootstrap step."""
+    rng = np.random.default_rng(3)
+    steps, rows = 12, 5
+    values = rng.normal(size=(steps, rows)).astype(np.float32)
+    rewards = rng.normal(size=(steps, rows)).astype(np.float32)
+    ended = rng.random((steps, rows)) < 0.2
+    terminated = ended & (rng.random((steps, rows)) < 0.5)
+    final_values = rng.normal(size=(steps, rows)).astype(np.float32)
+    last_values = rng.normal(size=rows).astype(np.float32)
+    next_values = np.concatenate([values[1:], last_values[None]])
+    next_values = np.where(ended & ~terminated, final_values, next_values)
+    boundary = ended.copy()
+    boundary[-1] = True
+    advantages, targets = generalized_advantages(
+        rewards=torch.tensor(rewards),
+        values=torch.tensor(values),
+        next_values=torch.tensor(next_values),
+        terminated=torch.tensor(terminated),
+        boundary=torch.tensor(boundary),
+        gamma=0.97,
+        lambda_=0.9,
+    )
+    for row in range(rows):
+        start = 0
+        for end in np.flatnonzero(boundary[:, row]).tolist():
+            piece = slice(start, end + 1)
+            last = np.arange(start, end + 1) == end
+            # RLlib's layout: the trajectory plus one artificial step holding V(s_{T}).
+            want = compute_value_targets(
+                values=np.append(values[piece, row], next_values[end, row]),
+                rewards=np.append(rewards[piece, row], 0.0),
+                terminateds=np.append(terminated[piece, row], False).astype(np.float32),
+                truncateds=np.append(last & ~terminated[end, row], False).astype(np.float32),
+                gamma=0.97,
+                lambda_=0.9,
+            )[:-1]
+            np.testing.assert_allclose(targets[piece, row].numpy(), want, rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(
+                advantages[piece, row].numpy(), want - values[piece, row], rtol=1e-5, atol=1e-5
+            )
+            start = end + 1
+
+
+@pytest.mark.parametrize("minibatch_size", [16, 64])
+def test_one_epoch_equals_rllibs_update(ray_local, minibatch_size: int) -> None:
+    """Same weights, same batch, same minibatch order (unshuffled): the parameters and Adam's
+    moments after one epoch agree with RLlib's `Learner.update` within 1e-5."""
+    spec = _spec()
+    ours, rllibs = _twins(spec)
+    flat = _batch(64)
+    order = minibatch_order(
+        64, minibatch_size=minibatch_size, num_epochs=1, shuffle=False, device="cpu"
+    )
+    ours.train_minibatches(MODULE, flat, order)
+    rllibs.update(
+        batch=_sample_batch(flat),
+        minibatch_size=minibatch_size,
+        num_epochs=1,
+        shuffle_batch_per_epoch=False,
+        timesteps={},
+    )
+    mine, theirs = _optimizer(ours), _optimizer(rllibs)
+    for p_ours, p_rllib in zip(
+        ours.module[MODULE].parameters(), rllibs.module[MODULE].parameters(), strict=True
+    ):
+        torch.testing.assert_close(p_ours, p_rllib, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(p_ours.grad, p_rllib.grad, rtol=1e-5, atol=1e-5)
+        for key in ("exp_avg", "exp_avg_sq"):
+            torch.testing.assert_close(
+                mine.state[p_ours][key], theirs.state[p_rllib][key], rtol=1e-5, atol=1e-7
+            )
+        assert (
+            float(mine.state[p_ours]["step"])
+            == float(theirs.state[p_rllib]["step"])
+            == 64 // minibatch_size
+        )
+
+
+def test_loss_terms_equal_rllibs_loss(ray_local) -> None:
+    """Each PPO term of one minibatch against what RLlib's `compute_loss_for_module` logs and
+    returns (total loss, policy, value, entropy and KL terms)."""
+    spec = _spec()
+    ours, rllibs = _twins(spec)
+    flat = _batch(32, seed=1)
+    step = ours._update_step(MODULE)
+    terms = step.loss_terms(flat)
+    batch = {k: torch.as_tensor(v) for k, v in _sample_batch(flat).policy_batches[MODULE].items()}
+    module = rllibs.module[MODULE]
+    total = rllibs.compute_loss_for_module(
+        module_id=MODULE,
+        config=rllibs.config.get_config_for_module(MODULE),
+        batch=batch,
+        fwd_out=module.forward_train(batch),
+    )
+    logged = rllibs.metrics.reduce()[MODULE]
+    torch.testing.assert_close(
+        sum(v for k, v in terms.items() if k.startswith("loss_")), total, rtol=1e-5, atol=1e-6
+    )
+    for key in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "clip_frac", "approx_kl"):
+        assert float(terms[key]) == pytest.approx(float(logged[key]), rel=1e-5, abs=1e-6), key
+
+
+@contextlib.contextmanager
+def _host_reads_refused():
+    """Every way a tensor reaches the host raises while inside."""
+
+    def refuse(name: str):
+        def method(*args: Any, **kwargs: Any):
+            raise AssertionError(f"host read inside the update step: Tensor.{name}")
+
+        return method
+
+    names = ("item", "__bool__", "cpu", "numpy", "tolist")
+    saved = {name: getattr(torch.Tensor, name) for name in names}
+    try:
+        for name in names:
+            setattr(torch.Tensor, name, refuse(name))
+        yield
+    finally:
+        for name, method in saved.items():
+            setattr(torch.Tensor, name, method)
+
+
+def test_the_minibatch_step_never_reads_the_host(ray_local) -> None:
+    learner = _learner(_spec())
+    flat = _batch(32, seed=2)
+    step = learner._update_step(MODULE)
+    index = torch.arange(16)
+    step(flat, index)  # first call: lazy initializations (gradient buffers) happen here
+    with _host_reads_refused():
+        metrics = step(flat, index + 16)
+    assert metrics.shape == (14,)
+    assert bool(torch.isfinite(metrics).all())
+
+
+def test_a_nonfinite_step_changes_nothing_and_is_counted(ray_local) -> None:
+    learner = _learner(_spec())
+    flat = _batch(16, seed=4)
+    step = learner._update_step(MODULE)
+    step(flat, torch.arange(16))
+    optimizer = _optimizer(learner)
+    before = {
+        id(p): (p.detach().clone(), {k: v.clone() for k, v in optimizer.state[p].items()})
+        for p in learner.module[MODULE].parameters()
+    }
+    flat.advantages[3] = float("nan")
+    metrics = step(flat, torch.arange(16))
+    assert float(metrics[-1]) == 1.0  # "nonfinite"
+    for p in learner.module[MODULE].parameters():
+        value, state = before[id(p)]
+        torch.testing.assert_close(p.detach(), value, rtol=0, atol=0)
+        for key, saved in state.items():
+            torch.testing.assert_close(optimizer.state[p][key], saved, rtol=0, atol=0)
+
+
+def test_minibatch_order_follows_rllibs_cyclic_iterator() -> None:
+    """ceil(epochs * size / minibatch) minibatches; a minibatch may wrap into the next pass."""
+    order = minibatch_order(10, minibatch_size=4, num_epochs=2, shuffle=False, device="cpu")
+    assert order.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 0, 1], [2, 3, 4, 5], [6, 7, 8, 9]]
+    shuffled = minibatch_order(10, minibatch_size=5, num_epochs=3, shuffle=True, device="cpu")
+    for epoch in shuffled.view(3, 10):
+        assert sorted(epoch.tolist()) == list(range(10))
