@@ -99,17 +99,24 @@ class ArrayPPOLearner(PlatformPPOLearner):
             if module_id not in self.module or not self.should_module_be_updated(module_id):
                 continue
             flat = self.flat_batch(module_id, parts)
-            size = flat.size
+            size, per_row = flat.size, flat.steps_per_row
+            rows = max(1, (minibatch_size or size * per_row) // per_row)
             order = minibatch_order(
                 size,
-                minibatch_size=min(minibatch_size or size, size),
+                minibatch_size=min(rows, size),
                 num_epochs=num_epochs,
                 shuffle=shuffle,
                 device=self._device,
             )
             sums = self.train_minibatches(module_id, flat, order)
             env_steps = sum(part.env_steps() for part in parts)
-            self._log_update(module_id, sums, order=order, env_steps=env_steps * num_epochs)
+            self._log_update(
+                module_id,
+                sums,
+                steps=order.numel() * per_row,
+                count=len(order),
+                env_steps=env_steps * num_epochs,
+            )
         self.after_gradient_based_update(timesteps=dict(timesteps))
         return self.metrics.reduce()
 
@@ -147,20 +154,20 @@ class ArrayPPOLearner(PlatformPPOLearner):
         return UpdateStep(self.module[module_id], optimizers, settings, device=self._device)
 
     def _log_update(
-        self, module_id: str, sums: torch.Tensor, *, order: torch.Tensor, env_steps: int
+        self, module_id: str, sums: torch.Tensor, *, steps: int, count: int, env_steps: int
     ) -> None:
-        """The update's metrics under RLlib's keys: means over its minibatches, one host read."""
-        count, minibatch_size = order.shape
+        """The update's metrics under RLlib's keys: means over its `count` minibatches of
+        `steps` steps in all; one host read."""
         values = dict(zip(METRIC_KEYS, (sums / count).tolist(), strict=True))
         skipped = values.pop("nonfinite")
         self.metrics.log_dict(values, key=module_id, window=1)
         self.metrics.log_value(
             (ALL_MODULES, HEALTH_NONFINITE_KEY), float(skipped > 0), reduce="max", window=1
         )
-        trained = count * minibatch_size
+        trained = steps
         self.metrics.log_value((module_id, WEIGHTS_SEQ_NO), self._weights_seq_no, window=1)
         self.metrics.log_value(
-            (module_id, MODULE_TRAIN_BATCH_SIZE_MEAN), minibatch_size, reduce="mean"
+            (module_id, MODULE_TRAIN_BATCH_SIZE_MEAN), steps // count, reduce="mean"
         )
         counters = (
             (NUM_MODULE_STEPS_TRAINED, "sum"),

@@ -35,7 +35,9 @@ def _map(fn: Any, value: Any) -> Any:
 
 @dataclass
 class FlatBatch:
-    """The valid steps of one module's rollouts, `[M, ...]` each, on the learner's device."""
+    """What PPO's minibatches are drawn from, on the learner's device: the valid steps
+    `[M, ...]` of a stateless module, or the sequences `[S, L, ...]` of a recurrent one (each
+    with its start state, its valid steps and the steps where an episode starts)."""
 
     obs: Tensors
     actions: torch.Tensor
@@ -43,30 +45,47 @@ class FlatBatch:
     logits: torch.Tensor
     advantages: torch.Tensor
     value_targets: torch.Tensor
+    valid: torch.Tensor | None = None
+    """Sequences: `[S, L]` steps the loss reads."""
+    resets: torch.Tensor | None = None
+    """Sequences: `[S, L]` steps at which a new episode starts (the state restarts)."""
+    state_in: dict[str, torch.Tensor] | None = None
+    """Sequences: `[S, ...]` the state each sequence starts from."""
 
     @property
     def size(self) -> int:
+        """Rows: steps, or sequences."""
         return int(self.actions.shape[0])
+
+    @property
+    def steps_per_row(self) -> int:
+        return 1 if self.actions.dim() == 1 else int(self.actions.shape[1])
 
     def rows(self, index: torch.Tensor) -> "FlatBatch":
         """The minibatch at `index` (a device index tensor: no host read)."""
+
+        def take(value: Any) -> Any:
+            return None if value is None else _map(lambda t: t.index_select(0, index), value)
+
+        names = ("obs", "actions", "logp", "logits", "advantages", "value_targets")
         return FlatBatch(
-            obs=_map(lambda t: t.index_select(0, index), self.obs),
-            **{
-                name: getattr(self, name).index_select(0, index)
-                for name in ("actions", "logp", "logits", "advantages", "value_targets")
-            },
+            **{name: take(getattr(self, name)) for name in (*names, "valid", "resets", "state_in")}
         )
 
 
 @torch.no_grad()
 def values_of(module: Any, obs: Tensors) -> torch.Tensor:
-    """`module.compute_values` over `[B, ...]` observations, in chunks of `VALUE_CHUNK`."""
+    """`module.compute_values` over `[B, ...]` observations (a time axis of one added for a
+    recurrent module, whose critic reads the observation), in chunks of `VALUE_CHUNK`."""
+    stateful = module.is_stateful()
     size = next(iter(obs.values())).shape[0] if isinstance(obs, Mapping) else obs.shape[0]
-    pieces = [
-        module.compute_values({Columns.OBS: _map(lambda t, s=start: t[s : s + VALUE_CHUNK], obs)})
-        for start in range(0, size, VALUE_CHUNK)
-    ]
+    pieces = []
+    for start in range(0, size, VALUE_CHUNK):
+        chunk = _map(lambda t, s=start: t[s : s + VALUE_CHUNK], obs)
+        if stateful:
+            chunk = _map(lambda t: t[:, None], chunk)
+        values = module.compute_values({Columns.OBS: chunk})
+        pieces.append(values[:, 0] if stateful else values)
     return torch.cat(pieces).float()
 
 
@@ -75,9 +94,25 @@ def _steps(value: Tensors) -> Tensors:
     return _map(lambda t: t.reshape(-1, *t.shape[2:]), value)
 
 
+def _sequences(value: Tensors, seq_len: int) -> Tensors:
+    """`[T, R, ...]` -> `[K * R, L, ...]`: each row cut into K pieces of L steps (the last
+    zero-padded), sequence `k * R + r` being row r's k-th piece."""
+
+    def cut(t: torch.Tensor) -> torch.Tensor:
+        steps, rows = t.shape[:2]
+        pieces = -(-steps // seq_len)
+        padded = torch.zeros((pieces * seq_len, rows, *t.shape[2:]), dtype=t.dtype, device=t.device)
+        padded[:steps] = t
+        moved = padded.view(pieces, seq_len, rows, *t.shape[2:]).transpose(1, 2)
+        return moved.reshape(pieces * rows, seq_len, *t.shape[2:])
+
+    return _map(cut, value)
+
+
 @torch.no_grad()
 def flat_batch(module: Any, rollout: RolloutBatch, *, gamma: float, lambda_: float) -> FlatBatch:
-    """Values, advantages and value targets of `rollout`, flattened to its valid steps."""
+    """Values, advantages and value targets of `rollout`: its valid steps, flattened, or its
+    sequences with any valid step (recurrent modules)."""
     steps, rows = rollout.valid.shape
     values = values_of(module, _steps(rollout.obs)).view(steps, rows)
     next_values = torch.cat([values[1:], values_of(module, rollout.last_obs)[None]])
@@ -95,13 +130,36 @@ def flat_batch(module: Any, rollout: RolloutBatch, *, gamma: float, lambda_: flo
         gamma=gamma,
         lambda_=lambda_,
     )
-    advantages = standardized(advantages, rollout.valid)
-    index = rollout.valid.reshape(-1).nonzero()[:, 0]
+    columns = {
+        "obs": rollout.obs,
+        "actions": rollout.actions,
+        "logp": rollout.logp.float(),
+        "logits": rollout.logits.float(),
+        "advantages": standardized(advantages, rollout.valid),
+        "value_targets": targets,
+    }
+    if rollout.state_in is None:
+        index = rollout.valid.reshape(-1).nonzero()[:, 0]
+        return FlatBatch(
+            **{k: _map(lambda t: t.index_select(0, index), _steps(v)) for k, v in columns.items()}
+        )
+    return _sequence_batch(rollout, columns)
+
+
+def _sequence_batch(rollout: RolloutBatch, columns: dict[str, Any]) -> FlatBatch:
+    """The sequences of `rollout` that hold a valid step, with their start states."""
+    seq_len = rollout.seq_len
+    resets = torch.zeros_like(rollout.valid)
+    resets[1:] = rollout.ended[:-1]  # a game that ended at t - 1 starts anew at t
+    resets[::seq_len] = False  # a sequence's start state is already the new game's
+    cut = {k: _sequences(v, seq_len) for k, v in columns.items()}
+    valid = _sequences(rollout.valid, seq_len)
+    index = valid.any(dim=1).nonzero()[:, 0]
+    state_in = {k: v.reshape(-1, *v.shape[2:]) for k, v in rollout.state_in.items()}
+    take = lambda v: _map(lambda t: t.index_select(0, index), v)  # noqa: E731
     return FlatBatch(
-        obs=_map(lambda t: t.index_select(0, index), _steps(rollout.obs)),
-        actions=rollout.actions.reshape(-1).index_select(0, index),
-        logp=rollout.logp.reshape(-1).index_select(0, index).float(),
-        logits=_steps(rollout.logits).index_select(0, index).float(),
-        advantages=advantages.reshape(-1).index_select(0, index),
-        value_targets=targets.reshape(-1).index_select(0, index),
+        **{k: take(v) for k, v in cut.items()},
+        valid=take(valid),
+        resets=take(_sequences(resets, seq_len)),
+        state_in=take(state_in),
     )

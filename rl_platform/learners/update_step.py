@@ -22,6 +22,7 @@ from ray.rllib.core.columns import Columns
 from rl_platform.learners.device_adam import adam_step, prepare_state
 from rl_platform.learners.flat_batch import FlatBatch
 from rl_platform.losses.ppo import ppo_loss, total_loss
+from rl_platform.modules.recurrent_module import RESETS
 
 METRIC_KEYS = (
     "total_loss",
@@ -105,25 +106,34 @@ class UpdateStep:
     def loss_terms(self, minibatch: FlatBatch) -> dict[str, torch.Tensor]:
         """The PPO terms of one minibatch under the module's current parameters."""
         settings = self.settings
-        batch = {Columns.OBS: minibatch.obs}
+        batch: dict[str, Any] = {Columns.OBS: minibatch.obs}
+        weights = torch.ones_like(minibatch.advantages)
+        if minibatch.state_in is not None:  # sequences [B, L]: flattened after the forward
+            batch |= {Columns.STATE_IN: minibatch.state_in, RESETS: minibatch.resets}
+            weights = minibatch.valid.to(weights.dtype)
         out = self.module.forward_train(batch)
         values = self.module.compute_values(batch, embeddings=out.get(Columns.EMBEDDINGS))
+        logits = out[Columns.ACTION_DIST_INPUTS]
         terms = ppo_loss(
-            logits=out[Columns.ACTION_DIST_INPUTS],
-            actions=minibatch.actions,
-            logp_old=minibatch.logp,
-            advantages=minibatch.advantages,
-            values=values,
-            value_targets=minibatch.value_targets,
-            weights=torch.ones_like(minibatch.advantages),
+            logits=logits.reshape(-1, logits.shape[-1]),
+            actions=minibatch.actions.reshape(-1),
+            logp_old=minibatch.logp.reshape(-1),
+            advantages=minibatch.advantages.reshape(-1),
+            values=values.reshape(-1),
+            value_targets=minibatch.value_targets.reshape(-1),
+            weights=weights.reshape(-1),
             clip_param=settings.clip_param,
             vf_clip_param=settings.vf_clip_param,
             vf_loss_coeff=settings.vf_loss_coeff,
             entropy_coeff=settings.entropy_coeff,
-            old_logits=minibatch.logits if settings.kl_coeff is not None else None,
+            old_logits=minibatch.logits.reshape(-1, logits.shape[-1])
+            if settings.kl_coeff is not None
+            else None,
             kl_coeff=settings.kl_coeff if settings.kl_coeff is not None else 0.0,
         )
-        terms["vf_explained_var"] = explained_variance(minibatch.value_targets, values.detach())
+        terms["vf_explained_var"] = explained_variance(
+            minibatch.value_targets.reshape(-1), values.detach().reshape(-1)
+        )
         terms["loss/policy"] = terms["loss_policy"].detach()
         terms["loss/value"] = terms["loss_value"].detach()
         terms["loss/entropy"] = terms["loss_entropy"].detach()

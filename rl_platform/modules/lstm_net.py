@@ -47,10 +47,14 @@ class LSTMActorCriticNet(nn.Module):
         return self.own_observation(obs)
 
     def encode(
-        self, obs: torch.Tensor, state: State, seq_lens: torch.Tensor | None = None
+        self,
+        obs: torch.Tensor,
+        state: State,
+        seq_lens: torch.Tensor | None = None,
+        resets: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, State]:
         features = self.encoder(self.own_observation(obs))
-        out, (h, c) = self.lstm(features, (state["h"], state["c"]), seq_lens)
+        out, (h, c) = self.lstm(features, (state["h"], state["c"]), seq_lens, resets)
         return out, {"h": h, "c": c}
 
     def policy(self, embeddings: torch.Tensor, action_mask: torch.Tensor | None) -> torch.Tensor:

@@ -92,9 +92,35 @@ class LSTMCore(nn.Module):
         x: torch.Tensor,
         state: tuple[torch.Tensor, torch.Tensor],
         seq_lens: torch.Tensor | None = None,
+        resets: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-        out, state = self._run(x, state, seq_lens)
+        """`resets` [B, T] bool: the state restarts from zeros before each marked step (a new
+        episode inside the sequence: the array learner's rows); it replaces `seq_lens`."""
+        if resets is None:
+            out, state = self._run(x, state, seq_lens)
+        else:
+            out, state = self._scan(x, state, resets)
         return (torch.cat([out, x], dim=-1) if self.skip else out), state
+
+    def _scan(
+        self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor], resets: torch.Tensor
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        """The LSTM written out over T steps with masks instead of host lengths: the input
+        projection for all steps at once, then one gate update per step (no packing, no
+        cuDNN: fixed shapes and no host read, what a captured update step needs)."""
+        lstm = self.lstm
+        projected = F.linear(x, lstm.weight_ih_l0, lstm.bias_ih_l0)
+        keep = (~resets).to(x.dtype)[..., None]
+        h, c = (s.to(x.dtype) for s in state)
+        outputs = []
+        for t in range(x.shape[1]):
+            h, c = h * keep[:, t], c * keep[:, t]
+            gates = projected[:, t] + F.linear(h, lstm.weight_hh_l0, lstm.bias_hh_l0)
+            i, f, g, o = gates.chunk(4, dim=-1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+            outputs.append(h)
+        return torch.stack(outputs, dim=1), (h, c)
 
     def _cell_step(
         self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]

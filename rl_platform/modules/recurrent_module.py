@@ -48,6 +48,10 @@ from torch import nn
 
 from rl_platform.errors import SpecError
 
+RESETS = "resets"
+"""Batch column of the array learner's sequences, `[B, T]` bool: an episode starts at each
+marked step, where the network's state restarts (instead of RLlib's `seq_lens` padding)."""
+
 # Keys RLlib itself may merge into model_config (DefaultModelConfig fields, algorithm
 # auto-includes such as APPO's vf_share_layers); not worth a warning when we ignore them.
 RLLIB_MODEL_KEYS = {f.name for f in dataclasses.fields(DefaultModelConfig)} | {
@@ -126,7 +130,7 @@ class RecurrentActorCriticModule(
         # that forward_train later receives.
         inputs, action_mask = self.net_inputs(batch[Columns.OBS])
         embeddings, state_out = net.encode(
-            inputs, batch[Columns.STATE_IN], batch.get(Columns.SEQ_LENS)
+            inputs, batch[Columns.STATE_IN], batch.get(Columns.SEQ_LENS), batch.get(RESETS)
         )
         return embeddings, state_out, action_mask, inputs
 

@@ -97,10 +97,15 @@ class SlidingWindow:
         head_dim: int,
         groups: int,
         seq_lens: torch.Tensor | None = None,
+        resets: torch.Tensor | None = None,
     ) -> "SlidingWindow":
         """`cache_valid` bool [B, H - 1], `token_valid` bool [B, T], `position` [B] episode
         position of the first new token, `groups` query heads per key/value head,
-        `seq_lens` [B] or None (all T steps valid)."""
+        `seq_lens` [B] or None (all T steps valid), `resets` bool [B, T] or None: a new
+        episode starts at each marked token (the array learner's rows), which attends to
+        nothing before it and counts positions from 0; it replaces `seq_lens`."""
+        if resets is not None:
+            return cls._with_resets(cache_valid, token_valid, position, head_dim, groups, resets)
         cache_len, steps = cache_valid.shape[1], token_valid.shape[1]
         device = token_valid.device
         query = torch.arange(steps, device=device)[:, None]
@@ -125,6 +130,42 @@ class SlidingWindow:
             rope=rotary_tables(position[:, None] + query[:, 0], head_dim),
             next_position=position + lengths,
             keep=keep,
+        )
+
+    @classmethod
+    def _with_resets(
+        cls,
+        cache_valid: torch.Tensor,
+        token_valid: torch.Tensor,
+        position: torch.Tensor,
+        head_dim: int,
+        groups: int,
+        resets: torch.Tensor,
+    ) -> "SlidingWindow":
+        """The window of a sequence with episode starts inside it: a token attends only to
+        keys of its own episode (the cache belongs to the episode the sequence started in);
+        the next cache keeps the last episode's keys only. No host read (a training step)."""
+        cache_len, steps = cache_valid.shape[1], token_valid.shape[1]
+        device = token_valid.device
+        query = torch.arange(steps, device=device)
+        key = torch.arange(cache_len + steps, device=device)[None, :]
+        band = (key >= query[:, None]) & (key <= query[:, None] + cache_len)
+        episode = torch.cumsum(resets.to(torch.int64), dim=1)  # [B, T]
+        key_episode = torch.cat([torch.zeros_like(cache_valid, dtype=torch.int64), episode], 1)
+        key_valid = torch.cat([cache_valid, token_valid], dim=1)
+        same = key_episode[:, None, :] == episode[:, :, None]
+        itself = key == query[:, None] + cache_len
+        mask = band & same & (key_valid[:, None, :] | itself)
+        last_reset = torch.cummax(torch.where(resets, query, -1), dim=1).values
+        start = position.to(device).round().to(torch.int64)[:, None]
+        positions = torch.where(last_reset >= 0, query - last_reset, start + query)
+        return cls(
+            cache_len=cache_len,
+            mask=mask[:, None, None].expand(-1, -1, groups, -1, -1).flatten(2, 3),
+            key_valid=key_valid & (key_episode == episode[:, -1:]),
+            rope=rotary_tables(positions, head_dim),
+            next_position=positions[:, -1] + 1,
+            keep=None,
         )
 
     def keep_last(self, values: torch.Tensor, dim: int) -> torch.Tensor:

@@ -227,6 +227,7 @@ class TransformerLSTMNet(TransformerLSTMBase):
         inputs: dict[str, torch.Tensor],
         state: State,
         seq_lens: torch.Tensor | None = None,
+        resets: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, State]:
         obs = self.own_observation(inputs)
         frames, mask = inputs[HISTORY_KEY].float(), inputs[MASK_KEY]
@@ -236,7 +237,8 @@ class TransformerLSTMNet(TransformerLSTMBase):
             frames.reshape(b * t, *frames.shape[2:]),
             mask.reshape(b * t, -1),
         )
-        out, (h, c) = self.lstm(features.view(b, t, -1), (state["h"], state["c"]), seq_lens)
+        state_in = (state["h"], state["c"])
+        out, (h, c) = self.lstm(features.view(b, t, -1), state_in, seq_lens, resets)
         return out, {"h": h, "c": c}
 
 
@@ -292,8 +294,10 @@ class StreamingTransformerLSTMNet(TransformerLSTMBase):
         inputs: dict[str, torch.Tensor],
         state: State,
         seq_lens: torch.Tensor | None = None,
+        resets: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, State]:
-        """Reads only the newest frame of each step's window; the cache has the older ones."""
+        """Reads only the newest frame of each step's window; the cache has the older ones.
+        `resets` [B, T]: an episode starts at each marked step (no look back past it)."""
         obs = self.own_observation(inputs)
         window = SlidingWindow.build(
             cache_valid=state[KV_VALID_KEY] > 0.5,
@@ -302,6 +306,7 @@ class StreamingTransformerLSTMNet(TransformerLSTMBase):
             head_dim=self.cache_shape[-1],
             groups=self.groups,
             seq_lens=seq_lens,
+            resets=resets,
         )
         caches = [state[kv_key(i)] for i in range(self.slots)]
         with self.autocast(obs.device):
@@ -312,7 +317,7 @@ class StreamingTransformerLSTMNet(TransformerLSTMBase):
                 self.extractor.cross, self.extractor.norm(own), tokens, caches[-1], window
             )
             features = self.extractor.combine(own, attended, latent)
-        out, (h, c) = self.lstm(features.float(), (state["h"], state["c"]), seq_lens)
+        out, (h, c) = self.lstm(features.float(), (state["h"], state["c"]), seq_lens, resets)
         state_out = {"h": h, "c": c}
         for slot, kv in enumerate([*keys_values, cross]):
             # The next cache is data, like the LSTM state: no gradient flows through it.

@@ -67,6 +67,11 @@ class RolloutBatch:
     """The row's game ended at this step (terminated or truncated)."""
     valid: torch.Tensor
     num_env_steps: int
+    state_in: dict[str, torch.Tensor] | None = None
+    """Recurrent modules: `[K, R, ...]` every row's state before steps 0, L, 2L, ... (L =
+    `seq_len`), where the learner's sequences start; None for stateless modules."""
+    seq_len: int = 0
+    """The module's `max_seq_len` (0: stateless)."""
 
     def env_steps(self) -> int:
         return self.num_env_steps
@@ -87,7 +92,7 @@ class RolloutBatch:
         def move(value: Any) -> Any:
             return None if value is None else _map(lambda t: t.to(device), value)
 
-        tensor_fields = ("obs", "last_obs", "final_obs", "actions", "logp", "logits")
+        tensor_fields = ("obs", "last_obs", "final_obs", "actions", "logp", "logits", "state_in")
         flags = ("rewards", "terminated", "ended", "valid")
         return replace(self, **{name: move(getattr(self, name)) for name in tensor_fields + flags})
 
@@ -101,6 +106,8 @@ def rollout_batch(
     logp_key: str,
     logits_key: str,
     env_steps: int,
+    state_in: dict[str, torch.Tensor] | None = None,
+    seq_len: int = 0,
 ) -> RolloutBatch:
     """The steps `arrays` recorded (rows 1..T; row 0 carries turn-based games' open
     transitions and is empty in simultaneous games) for module `module_index` of the runner."""
@@ -125,6 +132,8 @@ def rollout_batch(
         ended=_per_seat(arrays.ended[steps], num_seats),
         valid=_seat_rows(arrays.decided[steps] & (arrays.module[steps] == module_index)),
         num_env_steps=env_steps,
+        state_in=state_in,
+        seq_len=seq_len,
     )
 
 
@@ -151,9 +160,11 @@ def joined(parts: list[RolloutBatch]) -> RolloutBatch:
             else torch.cat(final_obs, dim=1)
         )
     step_fields = ("obs", "actions", "logp", "logits", "rewards", "terminated", "ended", "valid")
+    state_in = None if first.state_in is None else cat("state_in", 1)
     return replace(
         first,
         **{name: cat(name, 1) for name in step_fields},
+        state_in=state_in,
         last_obs=cat("last_obs", 0),
         final_obs=final_obs,
         num_env_steps=sum(part.num_env_steps for part in parts),

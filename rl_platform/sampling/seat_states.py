@@ -55,6 +55,11 @@ class SeatStates:
             self.last_in[key].index_copy_(0, index, state_in[key])
             self.values[key].index_copy_(0, index, value.to(self.values[key].dtype))
 
+    def snapshot(self) -> dict[str, torch.Tensor]:
+        """A copy of every seat's current state, `[N * P, ...]` (the spare row left out), on
+        the device it lives on: the start of the array learner's sequences."""
+        return {k: v[: self.trash].clone() for k, v in self.values.items()}
+
     def gather(self, index: torch.Tensor) -> dict[str, torch.Tensor]:
         return {k: v.index_select(0, index) for k, v in self.values.items()}
 

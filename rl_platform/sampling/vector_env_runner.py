@@ -256,7 +256,8 @@ class VectorEnvRunner(MultiAgentEnvRunner):
 
     def _rollout_batches(self, steps: int) -> list[RolloutBatch]:
         """One `RolloutBatch` per trained module, for the array learner (no episodes)."""
-        arrays = self._play(steps, explore=True)
+        starts: list[dict[str, torch.Tensor]] = []
+        arrays = self._play(steps, explore=True, sequence_starts=starts)
         env_steps = steps * self.num_envs
         return [
             rollout_batch(
@@ -267,26 +268,45 @@ class VectorEnvRunner(MultiAgentEnvRunner):
                 logp_key=Columns.ACTION_LOGP,
                 logits_key=Columns.ACTION_DIST_INPUTS,
                 env_steps=env_steps if n == 0 else 0,  # the env steps are counted once
+                state_in=_stacked(starts),
+                seq_len=self._seq_len(),
             )
             for n, (index, module_id) in enumerate(
                 (i, m) for i, m in enumerate(self._module_ids) if m in self._trained
             )
         ]
 
-    def _play(self, steps: int, *, explore: bool) -> RolloutArrays:
-        """Play `steps` steps of every game, writing them into new rollout arrays."""
+    def _seq_len(self) -> int:
+        """The trained module's `max_seq_len` (0 for stateless modules)."""
+        if self._states is None:
+            return 0
+        return int(self.module[self._main].model_config["max_seq_len"])
+
+    def _play(
+        self,
+        steps: int,
+        *,
+        explore: bool,
+        sequence_starts: list[dict[str, torch.Tensor]] | None = None,
+    ) -> RolloutArrays:
+        """Play `steps` steps of every game, writing them into new rollout arrays. With
+        `sequence_starts` (the array learner), every seat's state before each `max_seq_len`-th
+        step is appended to it instead of the chunk states episodes carry."""
         arrays = RolloutArrays.allocate(
             steps=steps, obs=self._model_obs, num_games=self.game.num_games
         )
         carry_into(arrays, self._carry)
-        if self._states is not None:
+        if self._states is not None and sequence_starts is None:
             arrays.state_stride = self._positions.max_seq_len
             self._positions.start_call(self._carry.seats if self._carry is not None else None)
         arrays.episode_uid[0] = self._uids
         trained_actions: list[tuple[str, np.ndarray]] = []
         self._moves = np.zeros(self.game.num_seats, np.int64)
         label_opponents = explore and self._infers_opponent_actions()
+        seq_len = self._seq_len() if sequence_starts is not None else 0
         for row in range(1, steps + 1):
+            if seq_len and (row - 1) % seq_len == 0:
+                sequence_starts.append(self._states.snapshot())
             self._moves += self._acting.sum(axis=0)
             actions = self._act(arrays, row, explore=explore, trained_actions=trained_actions)
             if label_opponents:
@@ -342,7 +362,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         if explore:
             for name, values in output.extras().items():
                 arrays.record_extra(name, row, (games, seats), values)
-        if self._states is not None:  # trained modules are torch modules of main's layout
+        if arrays.state_stride:  # trained modules are torch modules of main's layout
             # Only the states the learner reads (`ChunkPositions`) leave the acting device.
             keep_in, keep_out = self._positions.take(games, seats)
             arrays.states.record(
@@ -427,3 +447,10 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             for t in trajectories
             if len(t)
         ]
+
+
+def _stacked(starts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor] | None:
+    """`[K, R, ...]` states per key from K snapshots; None for stateless modules."""
+    if not starts:
+        return None
+    return {key: torch.stack([start[key] for start in starts]) for key in starts[0]}

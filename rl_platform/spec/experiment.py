@@ -261,9 +261,19 @@ class ExperimentSpec(SpecModel):
             algo=self.algo,
             model_type=self.model.type,
             stateful=self.model.stateful,
+            memory_critic=getattr(self.model, "critic_input", "observation") == "memory",
+            auxiliary=self._auxiliary_loss_key(),
             has_bc=self.bc is not None,
             learners=self.resources.learners,
         )
+
+    def _auxiliary_loss_key(self) -> str | None:
+        """The model key that adds an auxiliary loss term (transformer_lstm's), if any."""
+        if self.model.opponent_actions_key() is not None:
+            return self.model.opponent_actions_key()
+        if getattr(self.model, "opponent_prediction", 0) > 0:
+            return "opponent_prediction"
+        return None
 
     def scripted_agent(self, name: str) -> str:
         """The agent a scripted opponent's name stands for: `league.scripted` may map a name

@@ -3,9 +3,11 @@
 The array learner (rl_platform/learners/array_ppo.py) trains PPO straight from the array
 runner's fixed-shape rollouts. It serves what it has been written and tested for: PPO on the
 array runner, a simultaneous-move game (every seat acts at every step, so a seat row's next
-step is its next observation), a stateless model, no `bc:` block, and at most one learner
-process. Anything else learns through RLlib's learner connectors, as before; asking for
-`array` where it cannot serve is refused in one line naming the key.
+step is its next observation), a stateless model or a recurrent one whose critic reads the
+observation (`critic_input: observation`: the bootstrap value needs no memory) and that has
+no auxiliary loss, no `bc:` block, and at most one learner process. Anything else learns
+through RLlib's learner connectors, as before; asking for `array` where it cannot serve is
+refused in one line naming the key.
 """
 
 from dataclasses import dataclass
@@ -27,6 +29,8 @@ def _blocker(
     algo: str,
     model_type: str,
     stateful: bool,
+    memory_critic: bool,
+    auxiliary: str | None,
     has_bc: bool,
     learners: int,
 ) -> str | None:
@@ -37,8 +41,10 @@ def _blocker(
         return f"algo {algo} is not PPO"
     if env.turn_based:
         return f"env {env.env_id!r} is turn-based"
-    if stateful:
-        return f"model.type {model_type} is recurrent (the array learner trains stateless models)"
+    if stateful and memory_critic:
+        return f"model.type {model_type} has critic_input: memory"
+    if auxiliary is not None:
+        return f"model.{auxiliary} adds an auxiliary loss"
     if has_bc:
         return "the spec has a bc: block"
     if learners > 1:
@@ -54,6 +60,8 @@ def choose_learner(
     algo: str,
     model_type: str,
     stateful: bool,
+    memory_critic: bool = False,
+    auxiliary: str | None = None,
     has_bc: bool,
     learners: int,
 ) -> LearnerChoice:
@@ -66,6 +74,8 @@ def choose_learner(
         algo=algo,
         model_type=model_type,
         stateful=stateful,
+        memory_critic=memory_critic,
+        auxiliary=auxiliary,
         has_bc=has_bc,
         learners=learners,
     )
