@@ -133,6 +133,13 @@ def train(
 
     # A TrainingHealthError leaves through `user_errors` with exit code 3.
     result = run_train(loaded, out_dir=out, resume=resume, force=force, dashboard=dashboard)
+    if result.already_at_stop:
+        line = (
+            f"nothing to train: {result.run_dir} already reached its stop at iteration "
+            f"{result.iterations} ({result.stop_reason}); raise `stop` to train on"
+        )
+        err.print(line, highlight=False, markup=False, soft_wrap=True)
+        return
     err.print(f"run folder: {result.run_dir}", highlight=False)
     if result.stored_at is not None:
         err.print(f"stored at: {result.stored_at}", highlight=False, markup=False, soft_wrap=True)
