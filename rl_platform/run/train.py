@@ -61,6 +61,7 @@ from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
 from rl_platform.utils.atomic import write_json_atomic
 from rl_platform.utils.ray_session import ensure_ray, ray_logs_to
+from rl_platform.utils.secrets import secret_values
 from rl_platform.utils.stop_grace import stop_grace_s
 
 
@@ -115,7 +116,7 @@ def train(
             reached = stop_reached_at(checkpoint, spec.stop)
             if reached is not None:  # where an uninterrupted run ended: nothing to train
                 return _already_at_stop(run_dir, spec, checkpoint, reached)
-        with _file_log(run_dir):
+        with _file_log(run_dir, spec):
             if checkpoint is None:
                 write_spec(run_dir, spec)
             ensure_ray(dashboard=dashboard)
@@ -180,7 +181,7 @@ def train_in_folder(spec: ExperimentSpec, run_dir: Path, *, run_key: str) -> Run
     already joined: one seed of `rlp train --seeds` inside its Tune trial. No signal handler
     (the trial trains in a thread, where Python allows none); Tune ends the trial. `run_key`:
     where `logging.storage` keeps it (`seeds/NAME/STAMP/seed_N`)."""
-    with RunLock(run_dir), _file_log(run_dir):
+    with RunLock(run_dir), _file_log(run_dir, spec):
         write_spec(run_dir, spec)
         with _uploaded(spec, run_dir, run_key) as uploader:
             return _train_in(run_dir, spec, lambda: None, None, (), uploader)
@@ -203,9 +204,10 @@ def _uploaded(spec: ExperimentSpec, run_dir: Path, run_key: str) -> Iterator[Run
 
 
 @contextlib.contextmanager
-def _file_log(run_dir: Path) -> Iterator[None]:
-    """Our log and Ray's notices both go to the run's train.log (`ray_logs_to`)."""
-    handle = add_file_log(run_dir)
+def _file_log(run_dir: Path, spec: ExperimentSpec) -> Iterator[None]:
+    """Our log and Ray's notices both go to the run's train.log (`ray_logs_to`); the spec's
+    secret values are masked in our messages, on the console too."""
+    handle = add_file_log(run_dir, secrets=secret_values(spec.dump()))
     try:
         with ray_logs_to(run_dir / LOG_FILE):
             yield

@@ -16,7 +16,7 @@ from loguru import logger
 from typer.testing import CliRunner
 
 from rl_platform.cli import app
-from tests.reliability.support import TINY, read_metrics, sets
+from tests.reliability.support import SECRETS, TINY, read_metrics, sets
 
 
 def _copy(smoke_run, where: Path) -> Path:
@@ -113,3 +113,14 @@ def test_a_raised_stop_trains_on_to_the_new_one(smoke_run, ray_local, tmp_path):
     assert "run folder:" in result.output and "nothing to train" not in result.output
     assert [int(row["iteration"]) for row in read_metrics(run_dir)] == [1, 2, 3]
     assert (run_dir / "checkpoints" / "latest").read_text().strip() == "iter_000003"
+
+
+def test_a_secret_in_the_run_folder_path_is_masked_on_the_console(smoke_run, tmp_path):
+    """Round 4, item 6: a run folder under a path that holds one of the spec's secret values
+    (`--out /mnt/<key>/runs`) is shown masked, as a spec error masks it."""
+    secret = SECRETS["API_KEY"]  # a value under `env.kwargs.API_KEY` of the smoke spec
+    run_dir = _copy(smoke_run, tmp_path / secret / "run")
+    result = _resume(smoke_run, run_dir)
+    assert result.exit_code == 0, result.output
+    line = _one_line(result.output)
+    assert secret not in line and f"{tmp_path}/***/run" in line
