@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from rl_platform.bc import cli as bc_cli
-from rl_platform.cli_errors import FAILED_EXIT, INTERRUPTED_EXIT, user_errors
+from rl_platform.cli_errors import FAILED_EXIT, INTERRUPTED_EXIT, secrets_masked, user_errors
 from rl_platform.cli_options import DashboardOpt, ProfileOpt, SetOpt
 from rl_platform.errors import UserError
 from rl_platform.evaluation import cli as evaluation_cli
@@ -130,12 +130,25 @@ def train(
         _train_seeds(loaded, selection.resolve(loaded.seed), out=out, dashboard=dashboard)
         return
     from rl_platform.run.train import train as run_train
+    from rl_platform.utils.secrets import mask_text, secret_values
 
+    # Paths are shown masked as spec errors are: `--out` or a storage URI may hold a secret.
+    secrets = secret_values(loaded.dump())
     # A TrainingHealthError leaves through `user_errors` with exit code 3.
-    result = run_train(loaded, out_dir=out, resume=resume, force=force, dashboard=dashboard)
-    err.print(f"run folder: {result.run_dir}", highlight=False)
+    with secrets_masked(secrets):
+        result = run_train(loaded, out_dir=out, resume=resume, force=force, dashboard=dashboard)
+    run_dir = mask_text(str(result.run_dir), secrets)
+    if result.already_at_stop:
+        line = (
+            f"nothing to train: {run_dir} already reached its stop at iteration "
+            f"{result.iterations} ({result.stop_reason}); raise `stop` to train on"
+        )
+        err.print(line, highlight=False, markup=False, soft_wrap=True)
+        return
+    err.print(f"run folder: {run_dir}", highlight=False, markup=False, soft_wrap=True)
     if result.stored_at is not None:
-        err.print(f"stored at: {result.stored_at}", highlight=False, markup=False, soft_wrap=True)
+        stored_at = mask_text(result.stored_at, secrets)
+        err.print(f"stored at: {stored_at}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _train_seeds(spec: "ExperimentSpec", seeds: list[int], *, out: str, dashboard: bool) -> None:

@@ -12,9 +12,10 @@ and `INTERRUPTED_EXIT`. A training forced to exit by a signal (rl_platform/run/s
 exits with 128 + the signal, 143 for SIGTERM, the shell's convention as for `INTERRUPTED_EXIT`.
 """
 
+import contextlib
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import typer
@@ -39,9 +40,26 @@ _err = Console(stderr=True)
 
 
 def _fail(prefix: str, exc: Exception | str, *, code: int) -> typer.Exit:
-    # escape: messages quote user input (ids, paths, `[x]`) that rich must not read as markup.
-    _err.print(f"[bold red]{prefix}:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    # escape: messages quote user input (ids, paths, `[x]`) that rich must not read as markup;
+    # mask: they quote paths too, which may hold a secret (`--out /mnt/$API_KEY/runs`).
+    line = mask_text(str(exc), environment_secrets())
+    _err.print(f"[bold red]{prefix}:[/] {escape(line)}", highlight=False, soft_wrap=True)
     return typer.Exit(code=code)
+
+
+@contextlib.contextmanager
+def secrets_masked(secrets: Iterable[str]) -> Iterator[None]:
+    """A user error or training stop leaving the block names none of `secrets` (the values of
+    the command's spec, `secret_values`), as a spec error does: a run folder under an `--out`
+    that holds one, say. Its exit code is kept."""
+    known = set(secrets)
+    try:
+        yield
+    except (UserError, TrainingHealthError) as exc:
+        line = mask_text(str(exc), known)
+        if line == str(exc):
+            raise
+        raise (UserError if isinstance(exc, UserError) else TrainingHealthError)(line) from None
 
 
 def positive_finite(value: float | None) -> float | None:

@@ -233,6 +233,13 @@ class LeaguePool:
         pool = cls(storage, max_snapshots=max_snapshots)
         if not pool.manifest_exists():
             return pool, {}
+        kind = pool.storage.kind(MANIFEST)
+        if kind != "file":  # read as it is, a folder would be an OS error far from its cause
+            what = "a folder" if kind == "folder" else "not a regular file"
+            raise UserError(
+                f"{pool.storage.uri}/{MANIFEST} is {what}; a league's manifest is the JSON file "
+                "`rlp train` writes: put back the file from a copy of the run"
+            )
         manifest = pool.storage.read_json(MANIFEST)
         version = manifest.get("version") if isinstance(manifest, dict) else None
         if version != MANIFEST_VERSION:

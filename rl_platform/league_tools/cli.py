@@ -43,9 +43,11 @@ RunDirArg = Annotated[Path, typer.Argument(help="Run folder of a league training
 
 
 def _league_root(run_dir: Path) -> Path:
+    from rl_platform.league.pool import MANIFEST
+
     root = run_dir / LEAGUE_DIR
-    if not (root / "league.json").is_file():
-        raise UserError(f"{run_dir} has no league ({root / 'league.json'} not found)")
+    if not (root / MANIFEST).exists():  # one that is not a file: `LeaguePool.open` says so
+        raise UserError(f"{run_dir} has no league ({root / MANIFEST} not found)")
     return root
 
 

@@ -4,7 +4,9 @@ TARGET is a run folder (resume from its `latest` checkpoint) or one checkpoint f
 run (rewind to it). Either must verify whole (`storage.checkpoints.load_checkpoint`); nothing
 intact to resume from is an error (exit 2), never a silent restart at iteration 0. A resumed
 spec that differs from the run's `spec.yaml` is written beside it as `spec.resume-N.yaml` (the
-original stays) and the changed keys are recorded in `resumes.jsonl`.
+original stays) and the changed keys are recorded in `resumes.jsonl`. A checkpoint whose
+iteration already meets the spec's `stop` (the run finished, or `stop` was lowered below it)
+is where an uninterrupted run ends: the resume trains nothing (`stop_reached_at`).
 """
 
 import json
@@ -17,7 +19,10 @@ from loguru import logger
 
 from rl_platform.errors import IntegrityError, UserError
 from rl_platform.run.health import HEALTH_META_KEY
+from rl_platform.run.sinks import METRICS_ROW_META_KEY
+from rl_platform.run.stopping import reached_stop
 from rl_platform.spec import ExperimentSpec
+from rl_platform.spec.sections import StopSpec
 from rl_platform.storage.checkpoints import (
     META_FILE,
     CheckpointStore,
@@ -83,6 +88,16 @@ def _verified_checkpoint(target: ResumeTarget) -> LoadedCheckpoint:
             else "; no other checkpoint verifies either"
         )
         raise IntegrityError(f"{exc}{hint}") from None
+
+
+def stop_reached_at(checkpoint: LoadedCheckpoint, stop: StopSpec) -> str | None:
+    """The stop condition the checkpoint's iteration already meets, or None to train on. Its
+    metrics row travels in the checkpoint (`METRICS_ROW_META_KEY`), so this holds also when
+    the kill came before the row reached `metrics.jsonl`; the counters are the checkpoint's."""
+    row = dict(checkpoint.meta.get(METRICS_ROW_META_KEY) or {})
+    row["iteration"] = int(checkpoint.meta["iteration"])
+    row["env_steps"] = int(checkpoint.meta.get("env_steps") or row.get("env_steps") or 0)
+    return reached_stop(stop, row)
 
 
 IDENTITY_KEYS = ("algo", "env.id", "model.type")

@@ -18,7 +18,8 @@ Installed after `ray.init` because Ray replaces the SIGTERM handler when it star
 A forced exit raises `SystemExit` in the main thread (signal handlers run there, also while it
 waits in an env's `step()` or in `ray.get`), so the run's `finally` blocks release its lock and
 stop Ray; if that unwinding itself hangs, `os._exit` ends the process `FORCE_EXIT_MARGIN_S`
-later.
+later. Only the main thread can install handlers; a run trained from another thread has none
+(`StopRequest.install`).
 """
 
 import _thread
@@ -66,6 +67,12 @@ class StopRequest:
         self._finished = False
 
     def install(self) -> "StopRequest":
+        """Handle SIGINT/SIGTERM from now on. Python lets only the main thread install signal
+        handlers: `rl_platform.train` called from another thread trains without them (its
+        host, which owns the main thread, decides how the process stops)."""
+        if threading.current_thread() is not threading.main_thread():
+            logger.debug("not the main thread: no SIGINT/SIGTERM handlers for this run")
+            return self
         for sig in (signal.SIGINT, signal.SIGTERM):
             self._previous[sig] = signal.signal(sig, self._handle)
         return self

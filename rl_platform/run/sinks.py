@@ -73,17 +73,21 @@ class MetricSinks:
 
 def truncate_after(path: Path, iteration: int) -> None:
     """On resume, drop lines written after the restored checkpoint so the log stays consistent;
-    atomically, so a crash mid-rewrite leaves the old file whole."""
+    atomically, so a crash mid-rewrite leaves the old file whole. A file with nothing to drop
+    is not rewritten."""
     if not path.is_file():
         return
+    text = path.read_text(encoding="utf-8")
     kept = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         try:
             if int(json.loads(line).get("iteration", 0)) <= iteration:
                 kept.append(line)
         except (ValueError, AttributeError):
             continue
-    write_text_atomic(path, "".join(f"{line}\n" for line in kept))
+    cut = "".join(f"{line}\n" for line in kept)
+    if cut != text:
+        write_text_atomic(path, cut)
 
 
 def restore_row(path: Path, row: dict[str, Any] | None) -> bool:

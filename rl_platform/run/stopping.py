@@ -1,6 +1,7 @@
 """Stop conditions and checkpoint cadence (pure; the first stop condition reached wins)."""
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,6 +23,24 @@ class CheckpointMarks:
         return any(since < mark <= now for mark in self.values)
 
 
+def reached_stop(stop: StopSpec, metrics: Mapping[str, float]) -> str | None:
+    """The stop condition an iteration's metrics row meets, or None. `stop.minutes` aside: it
+    counts this process's time (`StopTracker`), so a row alone cannot meet it. A resume asks
+    this of its checkpoint's row: a run already there trains nothing (rl_platform/run/train.py)."""
+    if stop.iterations is not None and metrics["iteration"] >= stop.iterations:
+        return f"iterations >= {stop.iterations}"
+    if stop.env_steps is not None and metrics["env_steps"] >= stop.env_steps:
+        return f"env_steps >= {stop.env_steps}"
+    ret = metrics.get("train/episode_return_mean")
+    if stop.return_mean is not None and ret is not None and ret >= stop.return_mean:
+        return f"return_mean >= {stop.return_mean}"
+    for key, target in (stop.eval or {}).items():
+        value = metrics.get(f"eval/{key}")  # present only in iterations that evaluated
+        if value is not None and value >= target:
+            return f"eval/{key} {value:.3g} >= {target}"
+    return None
+
+
 class StopTracker:
     def __init__(
         self,
@@ -40,21 +59,10 @@ class StopTracker:
         self.last_checkpoint_iteration = iteration
 
     def stop_reason(self, metrics: dict[str, float]) -> str | None:
-        stop = self.stop
-        if stop.iterations is not None and metrics["iteration"] >= stop.iterations:
-            return f"iterations >= {stop.iterations}"
-        if stop.env_steps is not None and metrics["env_steps"] >= stop.env_steps:
-            return f"env_steps >= {stop.env_steps}"
-        ret = metrics.get("train/episode_return_mean")
-        if stop.return_mean is not None and ret is not None and ret >= stop.return_mean:
-            return f"return_mean >= {stop.return_mean}"
-        if stop.minutes is not None and time.monotonic() - self.started >= stop.minutes * 60:
-            return f"minutes >= {stop.minutes}"
-        for key, target in (stop.eval or {}).items():
-            value = metrics.get(f"eval/{key}")  # present only in iterations that evaluated
-            if value is not None and value >= target:
-                return f"eval/{key} {value:.3g} >= {target}"
-        return None
+        minutes = self.stop.minutes
+        if minutes is not None and time.monotonic() - self.started >= minutes * 60:
+            return reached_stop(self.stop, metrics) or f"minutes >= {minutes}"
+        return reached_stop(self.stop, metrics)
 
     def checkpoint_due(self, iteration: int, env_steps: int = 0) -> bool:
         every_iter, every_min = self.checkpoint.every_iterations, self.checkpoint.every_minutes

@@ -32,6 +32,7 @@ from rl_platform.run.resume import (
     checkpoint_to_resume,
     record_resumed_spec,
     resume_target,
+    stop_reached_at,
 )
 from rl_platform.run.signals import StopRequest
 from rl_platform.run.sinks import (
@@ -60,6 +61,7 @@ from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
 from rl_platform.utils.atomic import write_json_atomic
 from rl_platform.utils.ray_session import ensure_ray, ray_logs_to
+from rl_platform.utils.secrets import secret_values
 from rl_platform.utils.stop_grace import stop_grace_s
 
 
@@ -76,6 +78,9 @@ class RunResult:
     history: list[dict[str, float]] = field(default_factory=list)
     stored_at: str | None = None
     """Where `logging.storage` keeps the run (`rlp pull` takes it), if the spec sets one."""
+    already_at_stop: bool = False
+    """A `resume` whose checkpoint already met the spec's `stop`: nothing was trained, and
+    nothing written beyond putting back the checkpoint's own rows if a kill lost them."""
 
 
 def train(
@@ -107,7 +112,11 @@ def train(
         checkpoint = checkpoint_to_resume(target, force=force) if target else None
         if target:
             check_same_kind_of_run(target.run_dir, spec)
-        with _file_log(run_dir):
+        if checkpoint is not None:
+            reached = stop_reached_at(checkpoint, spec.stop)
+            if reached is not None:  # where an uninterrupted run ended: nothing to train
+                return _already_at_stop(run_dir, spec, checkpoint, reached)
+        with _file_log(run_dir, spec):
             if checkpoint is None:
                 write_spec(run_dir, spec)
             ensure_ray(dashboard=dashboard)
@@ -128,6 +137,26 @@ def train(
                     )
             finally:
                 stop_request.restore()
+
+
+def _already_at_stop(
+    run_dir: Path, spec: ExperimentSpec, checkpoint: LoadedCheckpoint, reached: str
+) -> RunResult:
+    """A resume of a run whose checkpoint already met `stop`: no Ray, no log file, no new
+    spec; only the checkpoint's own rows put back if a kill between the checkpoint and its
+    rows lost them, so the files are those of the uninterrupted run."""
+    store = CheckpointStore(run_dir / CHECKPOINTS_DIR, keep_last=spec.checkpoint.keep_last)
+    restore_rows(run_dir, store, checkpoint)
+    summary = run_dir / TRIAL_METRICS_FILE
+    return RunResult(
+        run_dir=run_dir,
+        iterations=int(checkpoint.meta["iteration"]),
+        env_steps=int(checkpoint.meta.get("env_steps") or 0),
+        trial_metrics=json.loads(summary.read_text()) if summary.is_file() else {},
+        stop_reason=reached,
+        last_checkpoint=checkpoint.path,
+        already_at_stop=True,
+    )
 
 
 def _check_before_any_file(spec: ExperimentSpec) -> None:
@@ -152,7 +181,7 @@ def train_in_folder(spec: ExperimentSpec, run_dir: Path, *, run_key: str) -> Run
     already joined: one seed of `rlp train --seeds` inside its Tune trial. No signal handler
     (the trial trains in a thread, where Python allows none); Tune ends the trial. `run_key`:
     where `logging.storage` keeps it (`seeds/NAME/STAMP/seed_N`)."""
-    with RunLock(run_dir), _file_log(run_dir):
+    with RunLock(run_dir), _file_log(run_dir, spec):
         write_spec(run_dir, spec)
         with _uploaded(spec, run_dir, run_key) as uploader:
             return _train_in(run_dir, spec, lambda: None, None, (), uploader)
@@ -175,9 +204,10 @@ def _uploaded(spec: ExperimentSpec, run_dir: Path, run_key: str) -> Iterator[Run
 
 
 @contextlib.contextmanager
-def _file_log(run_dir: Path) -> Iterator[None]:
-    """Our log and Ray's notices both go to the run's train.log (`ray_logs_to`)."""
-    handle = add_file_log(run_dir)
+def _file_log(run_dir: Path, spec: ExperimentSpec) -> Iterator[None]:
+    """Our log and Ray's notices both go to the run's train.log (`ray_logs_to`); the spec's
+    secret values are masked in our messages, on the console too."""
+    handle = add_file_log(run_dir, secrets=secret_values(spec.dump()))
     try:
         with ray_logs_to(run_dir / LOG_FILE):
             yield
@@ -294,7 +324,7 @@ class RunFolderReporter:
     ) -> None:
         self.run_dir, self.store, self.uploader = run_dir, store, uploader
         if resumed is not None:  # before the sinks open the files they append to
-            self._restore_rows(resumed)
+            restore_rows(run_dir, store, resumed)
         self.sinks = MetricSinks(run_dir, spec, resume_at=start if start.iteration else None)
         self.progress = ProgressLine(spec.name, spec.stop)
         self.trial = TrialMetrics()
@@ -320,7 +350,7 @@ class RunFolderReporter:
 
     def save(self, checkpoint: Checkpoint) -> None:
         """The checkpoint and its evaluation row, before the metrics row of its iteration;
-        the checkpoint holds a copy of both rows (`_restore_rows`)."""
+        the checkpoint holds a copy of both rows (`restore_rows`)."""
         row = None
         meta = checkpoint.meta
         if checkpoint.evaluation is not None:
@@ -341,32 +371,11 @@ class RunFolderReporter:
         if row is not None:
             self._record_evaluation(row, checkpoint.best_metric, self.last_checkpoint)
 
-    def _restore_rows(self, checkpoint: LoadedCheckpoint) -> None:
-        """On resume: the rows after the checkpoint dropped, and its own metrics and evaluation
-        rows put back where a kill between the checkpoint and its rows (or a torn last line)
-        lost them."""
-        iteration = int(checkpoint.meta["iteration"])
-        truncate_after(self.run_dir / METRICS_FILE, iteration)
-        truncate_after(self.run_dir / EVALUATION_FILE, iteration)
-        restore_row(self.run_dir / METRICS_FILE, checkpoint.meta.get(METRICS_ROW_META_KEY))
-        row = checkpoint.meta.get(EVALUATION_ROW_META_KEY)
-        if restore_row(self.run_dir / EVALUATION_FILE, row):
-            self._mark_best(row, checkpoint.meta.get(BEST_METRIC_META_KEY), checkpoint.path)
-
     def _record_evaluation(self, row: dict[str, Any], metric: str | None, saved: Path) -> None:
         """A row in evaluation.jsonl; `best` moves to `saved` when it beats the best so far."""
         with (self.run_dir / EVALUATION_FILE).open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(row) + "\n")
-        self._mark_best(row, metric, saved)
-
-    def _mark_best(self, row: dict[str, Any], metric: str | None, saved: Path) -> None:
-        value = row.get(metric) if metric else None
-        if value is None:
-            return
-        best = self.store.best_record()
-        if best is None or best["metric"] != metric or value > best["value"]:
-            self.store.mark_best(saved, metric=metric, value=value)
-            logger.info("best: {} ({} = {:.3g})", saved.name, metric, value)
+        mark_best(self.store, row, metric, saved)
 
     def close(self) -> None:
         self.progress.close()
@@ -393,6 +402,30 @@ class RunFolderReporter:
             history=self.history,
             stored_at=self.uploader.uri if self.uploader is not None else None,
         )
+
+
+def restore_rows(run_dir: Path, store: CheckpointStore, checkpoint: LoadedCheckpoint) -> None:
+    """On resume: the rows after the checkpoint dropped, and its own metrics and evaluation
+    rows put back where a kill between the checkpoint and its rows (or a torn last line)
+    lost them. Files that need neither are left as they are."""
+    iteration = int(checkpoint.meta["iteration"])
+    truncate_after(run_dir / METRICS_FILE, iteration)
+    truncate_after(run_dir / EVALUATION_FILE, iteration)
+    restore_row(run_dir / METRICS_FILE, checkpoint.meta.get(METRICS_ROW_META_KEY))
+    row = checkpoint.meta.get(EVALUATION_ROW_META_KEY)
+    if restore_row(run_dir / EVALUATION_FILE, row):
+        mark_best(store, row, checkpoint.meta.get(BEST_METRIC_META_KEY), checkpoint.path)
+
+
+def mark_best(store: CheckpointStore, row: dict[str, Any], metric: str | None, saved: Path) -> None:
+    """`best` moves to `saved` when its evaluation row beats the best so far."""
+    value = row.get(metric) if metric else None
+    if value is None:
+        return
+    best = store.best_record()
+    if best is None or best["metric"] != metric or value > best["value"]:
+        store.mark_best(saved, metric=metric, value=value)
+        logger.info("best: {} ({} = {:.3g})", saved.name, metric, value)
 
 
 def read_metrics(run_dir: str | Path) -> list[dict[str, float]]:

@@ -23,11 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rl_platform.errors import UserError
 from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.spec.base import PositiveInt
 from rl_platform.spec.policy_uri import BEST_NAME, PolicyKind, parse_policy_uri
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 NonNegative = Annotated[float, Field(ge=0.0)]
-PositiveInt = Annotated[int, Field(gt=0)]
 _CONFIG = ConfigDict(
     frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False
 )

@@ -15,14 +15,13 @@ best evaluated checkpoint (`best_metric`) as `best` besides `latest`.
 """
 
 import re
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
-from rl_platform.spec.base import SpecModel
+from rl_platform.spec.base import Integer, PositiveInt, SpecModel
 from rl_platform.utils.seed_bounds import SEED_LIMIT
 
-PositiveInt = Annotated[int, Field(gt=0)]
 EvalMode = Literal["greedy", "sampled"]
 _STOP_KEY = re.compile(
     r"(greedy|sampled)/(return_mean(/[A-Za-z0-9._+-]+)?|win_rate/[A-Za-z0-9._+-]+)"
@@ -47,7 +46,7 @@ class EvaluationSpec(SpecModel):
     """Env copies stepped together."""
     max_steps: PositiveInt | None = None
     """Cut episodes after this many env steps."""
-    seed: int = Field(default=10_000, ge=0, lt=SEED_LIMIT)
+    seed: Integer = Field(default=10_000, ge=0, lt=SEED_LIMIT)
     """Seed of the evaluation episodes (the same episodes at every evaluation), < 2**32."""
     best_metric: str | None = None
     """`eval/...` key whose highest value marks `best`; None: the first mode's win rate vs the

@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from rl_platform.errors import UserError
-from rl_platform.spec.base import SpecModel
+from rl_platform.spec.base import Integer, SpecModel
 from rl_platform.spec.bc import BCSpec
 from rl_platform.spec.evaluation import EvaluationSpec
 from rl_platform.spec.league import LeagueSpec
@@ -86,7 +86,7 @@ class ExperimentSpec(SpecModel):
     """Experiment name; becomes a folder name, so letters, digits, '.', '_', '-' only."""
     algo: AlgoName = "PPO"
     """RLlib algorithm."""
-    seed: int | None = Field(default=0, ge=0, lt=SEED_LIMIT)
+    seed: Integer | None = Field(default=0, ge=0, lt=SEED_LIMIT)
     """Seed for RLlib, torch and the envs (0 <= seed < 2**32); None for a random seed."""
     env: EnvSpec
     """The environment."""

@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rl_platform.errors import UnsafePathError
+from rl_platform.spec.base import Integer
 from rl_platform.spec.mix_schedule import (
     MixInterpolation,
     MixPhase,
@@ -24,10 +25,10 @@ class RolesSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    main_exploiters: int = Field(
+    main_exploiters: Integer = Field(
         default=0, ge=0, description="Learners that play only the live main, to find its flaws."
     )
-    league_exploiters: int = Field(
+    league_exploiters: Integer = Field(
         default=0, ge=0, description="Learners that play PFSP against every non-learner member."
     )
 
@@ -69,10 +70,10 @@ class LeagueSpec(BaseModel):
             "each; the rest keeps their fixed weights, so every key stays in play. 0: fixed."
         ),
     )
-    snapshot_every: int | None = Field(
+    snapshot_every: Integer | None = Field(
         default=None, ge=1, description="Freeze a copy of each learner every N iterations."
     )
-    snapshot_every_env_steps: int | None = Field(
+    snapshot_every_env_steps: Integer | None = Field(
         default=None, ge=1, description="Freeze a copy of each learner every N env steps."
     )
     snapshot_win_rate: float | None = Field(
@@ -81,15 +82,15 @@ class LeagueSpec(BaseModel):
         le=1,
         description="Also freeze a learner once its windowed win rate reaches this value.",
     )
-    win_rate_window: int = Field(
+    win_rate_window: Integer = Field(
         default=100, ge=1, description="Games in the moving windows for win rates and PFSP."
     )
-    slots: int = Field(
+    slots: Integer = Field(
         default=4,
         ge=1,
         description="Opponent modules opponent_0..K-1 frozen members rotate through.",
     )
-    max_snapshots: int | None = Field(
+    max_snapshots: Integer | None = Field(
         default=None, ge=1, description="Keep at most this many snapshots; the oldest are evicted."
     )
     roles: RolesSpec = Field(default_factory=RolesSpec, description="Exploiter learners.")

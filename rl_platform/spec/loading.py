@@ -29,6 +29,12 @@ BASE_KEY = "_base"
 
 
 def _read_mapping(path: Path, source: str) -> dict[str, Any]:
+    if path.is_dir():
+        raise SpecError(
+            [f"{path}: is a folder, not a spec file; name the YAML file"], source=source
+        )
+    if path.exists() and not path.is_file():
+        raise SpecError([f"{path}: not a regular file; a spec is a YAML file"], source=source)
     if not path.is_file():
         raise SpecError([f"{path}: file not found"], source=source)
     if path.stat().st_size > 4 * MAX_TEXT_CHARS:  # before reading: a spec is a few KiB
@@ -137,12 +143,16 @@ def _checked_key(key: str, item: str) -> str:
 
 
 def parse_override(item: str) -> tuple[str, Any]:
-    """`a.b=value` -> ("a.b", parsed value). Values are YAML scalars/lists (`[64, 64]`, `3e-4`)."""
+    """`a.b=value` -> ("a.b", parsed value). Values are YAML scalars/lists (`[64, 64]`, `3e-4`).
+    A value that is not YAML (or carries a tag) stays the literal text; YAML that breaks a
+    parsing limit (a key given twice in `{lr: 1, lr: 2}`, an alias bomb) is refused."""
     key, sep, raw = item.partition("=")
     key = _checked_key(key.strip() if sep else "", item)
     try:
         value = parse_yaml(raw) if raw.strip() else ""
-    except (YamlTagError, YamlLimitError, yaml.YAMLError):
+    except YamlLimitError as exc:
+        raise SpecError([f"--set {key}: {exc}"]) from None
+    except (YamlTagError, yaml.YAMLError):
         value = raw  # not YAML: keep the literal text
     return key, value
 

@@ -19,6 +19,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rl_platform.spec.base import Integer
+
 MixInterpolation = Literal["step", "linear"]
 
 
@@ -27,7 +29,7 @@ class MixPhase(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    from_env_steps: int = Field(ge=0, description="Env step at which this phase starts.")
+    from_env_steps: Integer = Field(ge=0, description="Env step at which this phase starts.")
     mix: dict[str, float] = Field(description="Opponent classes and weights, as a plain mix.")
 
 

@@ -14,14 +14,13 @@ CLI shows without a traceback.
 """
 
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from rl_platform.errors import SpecError
-from rl_platform.spec.base import SpecModel
+from rl_platform.spec.base import Integer, SpecModel
 
-PositiveInt = Annotated[int, Field(gt=0)]
 Activation = Literal["relu", "tanh", "silu", "gelu", "elu"]
 
 
@@ -46,7 +45,7 @@ class OpponentHistoryInputs:
     observation: the env-to-module connector (RLlib's runner), `HistoryInputs` (the array
     runner) and a rebuilt policy's converter all build it from these two facts."""
 
-    frames: int
+    frames: Integer
     """Opponent frames per observation (H)."""
     obs_split: dict[str, Any] | None
     """Own/opponent parts of the raw observation (rl_platform/connectors/history_window.py)."""

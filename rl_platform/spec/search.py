@@ -18,11 +18,11 @@ from pydantic import (
     model_validator,
 )
 
+from rl_platform.spec.base import Integer, PositiveInt
+
 DistributionKind = Literal["uniform", "loguniform", "quniform", "randint", "choice", "grid"]
 KINDS: tuple[str, ...] = get_args(DistributionKind)
 SHORTHAND_SEPARATOR = "__"  # SLM-Lab style: `training.lr__loguniform: [1e-4, 1e-3]`
-
-PositiveInt = Annotated[int, Field(gt=0)]
 
 
 class _SearchModel(BaseModel):
@@ -164,7 +164,7 @@ class SearcherSpec(_SearchModel):
 
     type: Literal["random", "optuna"] = "random"
     """`random` (Tune's variant generator, supports `grid`) or `optuna` (TPE; extra `optuna`)."""
-    seed: int | None = None
+    seed: Integer | None = None
     """Seed of the sampler, for a reproducible sequence of configurations."""
 
 

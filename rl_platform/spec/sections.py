@@ -9,12 +9,10 @@ from rl_platform.envs.env_info import EnvFacts, check_env, env_facts
 from rl_platform.envs.env_kwargs import unknown_env_kwargs
 from rl_platform.envs.hidden_view import HiddenView, hidden_view
 from rl_platform.envs.sources import EnvIdError, resolve_env_source
-from rl_platform.spec.base import SpecModel
+from rl_platform.spec.base import NonNegativeInt, PositiveInt, SpecModel
 from rl_platform.spec.evaluation import check_eval_stop_key
 from rl_platform.utils.storage_uri import check_storage_uri
 
-PositiveInt = Annotated[int, Field(gt=0)]
-NonNegativeInt = Annotated[int, Field(ge=0)]
 # Ray's own resource names: RLlib takes CPUs and GPUs from their own keys and refuses them here.
 RAY_BUILTIN_RESOURCES = frozenset({"CPU", "GPU", "memory", "object_store_memory"})
 

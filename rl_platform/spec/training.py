@@ -9,12 +9,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from rl_platform.spec.base import SpecModel
+from rl_platform.spec.base import Integer, NonNegativeInt, PositiveInt, SpecModel
 
-PositiveInt = Annotated[int, Field(gt=0)]
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 # [[env steps, learning rate], ...]
-LRSchedule = list[tuple[Annotated[int, Field(ge=0)], Annotated[float, Field(gt=0.0, le=1.0)]]]
+LRSchedule = list[tuple[NonNegativeInt, Annotated[float, Field(gt=0.0, le=1.0)]]]
 
 
 class AutoScaleSpec(SpecModel):
@@ -47,7 +46,7 @@ class PPOTraining(CommonTraining):
     algo: Literal["PPO", "APPO", "IMPALA"] = "PPO"
     minibatch_size: PositiveInt = 128
     """SGD minibatch size."""
-    num_epochs: Annotated[int, Field(gt=0, le=1000)] = 10
+    num_epochs: Annotated[Integer, Field(gt=0, le=1000)] = 10
     """Passes over each train batch (at most 1000: PPO uses 1-30; more only overfits the
     batch, and a mistyped 1e9 would run for days per iteration)."""
     lambda_: Fraction = Field(default=0.95, alias="lambda")
@@ -118,7 +117,7 @@ class DQNTraining(CommonTraining):
     """Replay buffer capacity in env steps."""
     target_network_update_freq: PositiveInt = 500
     """Env steps between target-network syncs."""
-    num_steps_sampled_before_learning_starts: Annotated[int, Field(ge=0)] = 1000
+    num_steps_sampled_before_learning_starts: NonNegativeInt = 1000
     """Warm-up env steps before the first update."""
     double_q: bool = True
     """Use double Q-learning."""
@@ -152,7 +151,7 @@ class SACTraining(CommonTraining):
     """Initial entropy temperature."""
     replay_capacity: PositiveInt = 1_000_000
     """Replay buffer capacity in env steps."""
-    num_steps_sampled_before_learning_starts: Annotated[int, Field(ge=0)] = 1500
+    num_steps_sampled_before_learning_starts: NonNegativeInt = 1500
     """Warm-up env steps before the first update."""
     n_step: PositiveInt = 1
     """N-step returns."""
@@ -172,7 +171,7 @@ class BCTraining(CommonTraining):
     """Transitions per gradient step."""
     updates_per_iteration: PositiveInt = 20
     """Gradient steps per training iteration (RLlib's dataset_num_iters_per_learner)."""
-    eval_episodes: Annotated[int, Field(ge=0)] = 5
+    eval_episodes: NonNegativeInt = 5
     """Greedy evaluation episodes per iteration (`bc/eval_return_mean`); 0 disables."""
 
 

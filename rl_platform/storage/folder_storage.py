@@ -130,8 +130,17 @@ class FolderStorage:
             ) from None
 
     def exists(self, *parts: str) -> bool:
-        info = self.filesystem.get_file_info(self._key(parts))
-        return info.type != pafs.FileType.NotFound
+        """Anything at the key: a file, or a folder (`kind` tells which)."""
+        return self.kind(*parts) != "missing"
+
+    def kind(self, *parts: str) -> str:
+        """What the key holds: "file", "folder", "missing" or "other" (a device, a socket)."""
+        kinds = {
+            pafs.FileType.File: "file",
+            pafs.FileType.Directory: "folder",
+            pafs.FileType.NotFound: "missing",
+        }
+        return kinds.get(self.filesystem.get_file_info(self._key(parts)).type, "other")
 
     # Defined before `list`, which shadows the builtin in the rest of this class body.
     def walk(self) -> list[tuple[str, ...]]:

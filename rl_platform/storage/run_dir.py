@@ -1,7 +1,9 @@
 """Run folders: `<out>/<name>/<YYYYmmdd-HHMMSS>/` with spec.yaml, metrics, checkpoints, logs."""
 
+import functools
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from loguru import logger
@@ -79,7 +81,8 @@ def write_spec(run_dir: Path, spec: ExperimentSpec) -> None:
     write_text_atomic(run_dir / SPEC_FILE, spec_text(spec))
 
 
-def add_file_log(run_dir: Path) -> int:
-    """The run's log file; known secret values are masked in every message (`mask_log_record`)."""
-    logger.configure(patcher=mask_log_record)
+def add_file_log(run_dir: Path, *, secrets: Iterable[str] = ()) -> int:
+    """The run's log file; known secret values, and `secrets` (the spec's), are masked in every
+    message on every sink (`mask_log_record`): a path that holds one is logged masked too."""
+    logger.configure(patcher=functools.partial(mask_log_record, known=frozenset(secrets)))
     return logger.add(run_dir / LOG_FILE, level="INFO", enqueue=False)

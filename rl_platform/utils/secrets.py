@@ -106,6 +106,7 @@ def _mask_value(value: Any, secrets: set[str]) -> Any:
     return value
 
 
-def mask_log_record(record: dict[str, Any]) -> None:
-    """loguru patcher: mask known secrets in every log message (`logger.configure(patcher=)`)."""
-    record["message"] = mask_text(record["message"], environment_secrets())
+def mask_log_record(record: dict[str, Any], *, known: Iterable[str] = ()) -> None:
+    """loguru patcher: mask known secrets in every log message (`logger.configure(patcher=)`);
+    `known` adds secret values (a run's spec's, bound with `functools.partial`)."""
+    record["message"] = mask_text(record["message"], environment_secrets() | set(known))

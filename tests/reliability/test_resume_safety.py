@@ -77,7 +77,8 @@ def test_resume_with_a_model_that_does_not_fit_exits_2_before_writing(
 ):
     run_dir = _copy(smoke_run, tmp_path)
     before = _snapshot(run_dir)
-    result = _resume(smoke_run, run_dir, "model.hidden=[32,32]")
+    # A raised stop: at its stop the run would train nothing and never build the model.
+    result = _resume(smoke_run, run_dir, "model.hidden=[32,32]", "stop.iterations=3")
     assert result.exit_code == 2, result.output
     assert "does not fit checkpoint" in result.output and "Traceback" not in result.output
     assert _snapshot(run_dir) == before  # spec.yaml, metrics and checkpoints untouched

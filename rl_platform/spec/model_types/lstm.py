@@ -2,7 +2,8 @@
 
 from typing import ClassVar, Literal
 
-from rl_platform.spec.model_type import Activation, PositiveInt
+from rl_platform.spec.base import PositiveInt
+from rl_platform.spec.model_type import Activation
 from rl_platform.spec.model_types._recurrent import RecurrentModelSpec
 
 

@@ -4,7 +4,8 @@ from typing import ClassVar, Literal
 
 from pydantic import StrictBool
 
-from rl_platform.spec.model_type import ModelTypeSpec, PositiveInt
+from rl_platform.spec.base import PositiveInt
+from rl_platform.spec.model_type import ModelTypeSpec
 
 
 class MLPModelSpec(ModelTypeSpec):

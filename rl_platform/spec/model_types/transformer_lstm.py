@@ -6,7 +6,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from rl_platform.spec.model_type import Activation, OpponentHistoryInputs, PositiveInt
+from rl_platform.spec.base import PositiveInt
+from rl_platform.spec.model_type import Activation, OpponentHistoryInputs
 from rl_platform.spec.model_types._recurrent import RecurrentModelSpec
 
 
