@@ -22,12 +22,13 @@ from rl_platform.spec import validate_spec_data
 OBS_DIM, ACTIONS, MODULE = 6, 4, "main"
 
 
-def _spec(**training: Any) -> Any:
+def _spec(model_override: dict | None = None, **training: Any) -> Any:
+    model = model_override or {"type": "mlp", "hidden": [16, 16], "activation": "tanh"}
     return validate_spec_data(
         {
             "name": "array_learner",
             "env": {"id": "rlp/Duel-v0", "envs_per_runner": 4},
-            "model": {"type": "mlp", "hidden": [16, 16], "activation": "tanh"},
+            "model": model,
             "training": {"grad_clip": 0.5, "entropy_coeff": 0.01, "use_kl_loss": True} | training,
         }
     )
@@ -246,3 +247,122 @@ def test_minibatch_order_follows_rllibs_cyclic_iterator() -> None:
     shuffled = minibatch_order(10, minibatch_size=5, num_epochs=3, shuffle=True, device="cpu")
     for epoch in shuffled.view(3, 10):
         assert sorted(epoch.tolist()) == list(range(10))
+
+
+LSTM_MODEL = {
+    "type": "lstm",
+    "encoder": [8],
+    "lstm_cell_size": 8,
+    "actor": [8],
+    "critic": [8],
+    "max_seq_len": 4,
+    "critic_input": "observation",
+}
+
+
+def _sequences(learner: Any, rows: int, seq_len: int, *, seed: int) -> FlatBatch:
+    flat = _batch(rows * seq_len, seed=seed)
+    state = {
+        k: torch.as_tensor(v).expand(rows, *v.shape).clone() + 0.1 * torch.randn(rows, *v.shape)
+        for k, v in learner.module[MODULE].get_initial_state().items()
+    }
+
+    def shaped(t: torch.Tensor) -> torch.Tensor:
+        return t.view(rows, seq_len, *t.shape[1:])
+
+    return FlatBatch(
+        obs=shaped(flat.obs),
+        actions=shaped(flat.actions),
+        logp=shaped(flat.logp),
+        logits=shaped(flat.logits),
+        advantages=shaped(flat.advantages),
+        value_targets=shaped(flat.value_targets),
+        valid=torch.ones(rows, seq_len, dtype=torch.bool),
+        resets=torch.zeros(rows, seq_len, dtype=torch.bool),
+        state_in=state,
+    )
+
+
+def test_a_recurrent_step_equals_rllibs_update_on_the_same_sequences(ray_local) -> None:
+    """Sequences without episode starts: the written-out LSTM and the masked terms give
+    RLlib's `_update` (packed cuDNN-style LSTM, boolean-indexed loss) within 1e-5."""
+    ours, rllibs = _twins(_spec(model_override=LSTM_MODEL))
+    flat = _sequences(ours, rows=4, seq_len=4, seed=5)
+    ours.train_minibatches(MODULE, flat, torch.arange(4)[None])
+    batch = {
+        Columns.OBS: flat.obs,
+        Columns.ACTIONS: flat.actions,
+        Columns.ACTION_LOGP: flat.logp,
+        Columns.ACTION_DIST_INPUTS: flat.logits,
+        "advantages": flat.advantages,
+        "value_targets": flat.value_targets,
+        Columns.STATE_IN: flat.state_in,
+        Columns.SEQ_LENS: torch.full((4,), 4),
+        Columns.LOSS_MASK: flat.valid,
+    }
+    rllibs._update({MODULE: batch})
+    mine, theirs = _optimizer(ours), _optimizer(rllibs)
+    pairs = zip(ours.module[MODULE].parameters(), rllibs.module[MODULE].parameters(), strict=True)
+    for p_ours, p_rllib in pairs:
+        torch.testing.assert_close(p_ours.grad, p_rllib.grad, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(p_ours, p_rllib, rtol=1e-5, atol=1e-6)
+        for key in ("exp_avg", "exp_avg_sq"):
+            torch.testing.assert_close(
+                mine.state[p_ours][key], theirs.state[p_rllib][key], rtol=1e-5, atol=1e-7
+            )
+
+
+STREAMING_MODEL = {
+    "type": "transformer_lstm",
+    "encoder": "streaming",
+    "obs_split": {"self": [0, 3], "opponent": [3, 6]},
+    "history": 4,
+    "layers": 1,
+    "heads": 2,
+    "d_model": 8,
+    "lstm_cell_size": 8,
+    "actor": [8],
+    "critic": [8],
+    "obs_encoder": [8],
+    "max_seq_len": 4,
+    "critic_input": "observation",
+}
+
+
+def _streaming_learner() -> Any:
+    from rl_platform.connectors.opponent_history import OpponentHistory
+
+    raw = gym.spaces.Box(-1.0, 1.0, (OBS_DIM,), np.float32)
+    obs = OpponentHistory(
+        raw, None, history=1, obs_split=STREAMING_MODEL["obs_split"]
+    ).observation_space
+    config = build_algorithm_config(_spec(model_override=STREAMING_MODEL)).multi_agent(
+        policies={MODULE}, policy_mapping_fn=lambda *a, **k: MODULE
+    )
+    return config.build_learner(env=None, spaces={MODULE: (obs, gym.spaces.Discrete(ACTIONS))})
+
+
+def _history_obs(rows: int, seq_len: int) -> dict[str, torch.Tensor]:
+    return {
+        "obs": torch.randn(rows, seq_len, 3),
+        "opponent_history": torch.randn(rows, seq_len, 1, 3),
+        "history_mask": torch.ones(rows, seq_len, 1),
+    }
+
+
+@pytest.mark.parametrize("model", ["lstm", "streaming"])
+def test_a_recurrent_step_never_reads_the_host(ray_local, model: str) -> None:
+    """Sequences with an episode start inside one and a padded step: the written-out LSTM,
+    the per-episode streaming window and the masked terms run without a host read."""
+    learner = _learner(_spec(model_override=LSTM_MODEL)) if model == "lstm" else None
+    learner = learner or _streaming_learner()
+    flat = _sequences(learner, rows=4, seq_len=4, seed=6)
+    if model == "streaming":
+        flat.obs = _history_obs(4, 4)
+    flat.resets[1, 2] = True
+    flat.valid[2, 3] = False
+    step = learner._update_step(MODULE)
+    step(flat, torch.arange(2))
+    with _host_reads_refused():
+        metrics = step(flat, torch.arange(2, 4))
+    assert bool(torch.isfinite(metrics).all())

@@ -18,6 +18,7 @@ from rl_platform.league.callback import league_extension
 from rl_platform.league.slots import SCRIPTED_PREFIX
 from rl_platform.policies import EnvContext, learned_policy
 from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.sampling.rollout_batch import RolloutBatch
 from rl_platform.spec import validate_spec_data
 from rl_platform.teachers import DUEL_ENV
 
@@ -71,6 +72,17 @@ def _per_agent(episodes: list[Any]) -> list[Any]:
     return out
 
 
+def _main_observations(samples: list[Any]) -> np.ndarray:
+    """What `main` acted on: its episodes' observations, or the valid rows of the array
+    learner's rollout batches."""
+    batches = [s for s in samples if isinstance(s, RolloutBatch) and s.module_id == "main"]
+    if batches:
+        return np.concatenate([b.obs[b.valid].numpy() for b in batches])
+    mains = [e for e in _per_agent(samples) if e.module_id == "main"]
+    assert mains, "main should play the sampled games"
+    return np.concatenate([np.asarray(e.get_observations()) for e in mains])
+
+
 @pytest.mark.parametrize("runner", ["vector", "rllib"])
 def test_learned_modules_see_the_hidden_view_and_scripted_ones_the_frame(
     ray_local, tmp_path, runner
@@ -86,9 +98,7 @@ def test_learned_modules_see_the_hidden_view_and_scripted_ones_the_frame(
     finally:
         algo.stop()
     columns = _columns(spec)
-    mains = [e for e in _per_agent(episodes) if e.module_id == "main"]
-    assert mains, "main should play the sampled games"
-    main_obs = np.concatenate([np.asarray(e.get_observations()) for e in mains])
+    main_obs = _main_observations(episodes)
     assert np.all(main_obs[:, columns] == 0.0)
     assert np.any(main_obs[:, 0:5] != 0.0)  # the rest of the frame is there
     counter_obs = np.concatenate(seen)

@@ -214,3 +214,55 @@ def test_streaming_reads_one_frame_per_observation() -> None:
     assert inputs.history == 1
     with pytest.raises(ValueError, match="even head size"):
         TransformerLSTMModelSpec(encoder="streaming", d_model=24, heads=8)
+
+
+def _sequences_with_resets(inputs, state_before, starts, seq_len):
+    """The array learner's form: every row cut at 0, L, 2L, ... whatever the episodes, the
+    state before each cut as STATE_IN, episode starts inside a sequence as resets."""
+    rows, steps = starts.shape
+    cuts = [(row, s) for s in range(0, steps, seq_len) for row in range(rows)]
+    batch = {k: torch.stack([v[r, s : s + seq_len] for r, s in cuts]) for k, v in inputs.items()}
+    state_in = {k: torch.stack([v[r, s] for r, s in cuts]) for k, v in state_before.items()}
+    resets = torch.stack([torch.as_tensor(starts[r, s : s + seq_len]) for r, s in cuts])
+    resets[:, 0] = False  # a sequence's start state is already the new episode's
+    return cuts, batch, state_in, resets
+
+
+@pytest.mark.parametrize("encoder", ["streaming", "window"])
+def test_acting_step_by_step_equals_learning_on_sequences_with_resets(encoder: str) -> None:
+    """The array learner's sequences hold episode starts: the streaming window masks keys of
+    earlier episodes and counts positions from 0 there, the LSTM restarts from zeros."""
+    config = SMALL.model_copy(update={"encoder": encoder})
+    net, seq_len = (
+        transformer_lstm_net_for(
+            obs_dim=OBS_DIM, frame_dim=FRAME_DIM, action_space=gym.spaces.Discrete(3), config=config
+        ),
+        5,
+    )
+    starts = np.zeros((3, 15), bool)
+    starts[:, 0] = True
+    starts[0, 6] = starts[1, 11] = starts[2, 5] = starts[2, 8] = starts[2, 9] = True
+    inputs = _steps(3, 15)
+    if encoder == "window":  # the window encoder reads the whole history window per step
+        inputs = _windows(inputs, starts, SMALL.history)
+    acted, state_before, _ = _act(net, inputs, torch.as_tensor(starts))
+    cuts, batch, state_in, resets = _sequences_with_resets(inputs, state_before, starts, seq_len)
+    learned, _ = net.encode(batch, state_in, None, resets)
+    for i, (row, start) in enumerate(cuts):
+        torch.testing.assert_close(learned[i], acted[row, start : start + seq_len], **TOL)
+
+
+def _windows(inputs, starts, history):
+    """Per-step windows of the last `history` frames of the episode (left zero-padded)."""
+    rows, steps = starts.shape
+    frames = inputs["opponent_history"][:, :, -1]
+    windows = torch.zeros(rows, steps, history, FRAME_DIM)
+    mask = torch.zeros(rows, steps, history)
+    for row in range(rows):
+        begin = 0
+        for t in range(steps):
+            begin = t if starts[row, t] else begin
+            seen = frames[row, max(begin, t - history + 1) : t + 1]
+            windows[row, t, history - len(seen) :] = seen
+            mask[row, t, history - len(seen) :] = 1.0
+    return {"obs": inputs["obs"], "opponent_history": windows, "history_mask": mask}
