@@ -114,6 +114,9 @@ def league_extension(
 
 # ----- functions shipped to env runners (module level so they pickle by reference) --------
 def _set_module_states(states: Mapping[str, Any], env_runner: Any) -> None:
+    wait = getattr(env_runner, "wait_for_rollout", None)
+    if wait is not None:  # the array runner's overlapped rollout acts with these modules
+        wait()
     module = getattr(env_runner, "module", None)
     if module is None:
         return

@@ -137,6 +137,40 @@ def rollout_batch(
     )
 
 
+def rollout_batches(
+    arrays: RolloutArrays,
+    *,
+    trained: list[tuple[int, str]],
+    last_obs: Any,
+    keys: tuple[str, str],
+    env_steps: int,
+    starts: list[dict[str, torch.Tensor]],
+    seq_len: int,
+) -> list[RolloutBatch]:
+    """One batch per trained (module index, module id) of a runner's rollout arrays; `keys`
+    names the log-probability and logits extras, `starts` are the seats' states before every
+    `seq_len`-th step (recurrent modules; empty otherwise). The env steps count once."""
+    state_in = (
+        {key: torch.stack([start[key] for start in starts]) for key in starts[0]}
+        if starts
+        else None
+    )
+    return [
+        rollout_batch(
+            arrays,
+            module_index=index,
+            module_id=module_id,
+            last_obs=last_obs,
+            logp_key=keys[0],
+            logits_key=keys[1],
+            env_steps=env_steps if n == 0 else 0,
+            state_in=state_in,
+            seq_len=seq_len,
+        )
+        for n, (index, module_id) in enumerate(trained)
+    ]
+
+
 def joined(parts: list[RolloutBatch]) -> RolloutBatch:
     """Several runners' batches of one module (the same T) as one: their rows side by side."""
     if len(parts) == 1:

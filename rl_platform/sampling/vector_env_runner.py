@@ -41,6 +41,7 @@ from rl_platform.sampling.device_acting import SeatActing
 from rl_platform.sampling.episodes import to_episode
 from rl_platform.sampling.game_stats import GameStats, log_sample_counts
 from rl_platform.sampling.model_inputs import model_inputs_for
+from rl_platform.sampling.overlap import RolloutInFlight
 from rl_platform.sampling.rollout import (
     Carry,
     RolloutArrays,
@@ -49,7 +50,7 @@ from rl_platform.sampling.rollout import (
     cut_seat,
     record_opponent_actions,
 )
-from rl_platform.sampling.rollout_batch import RolloutBatch, rollout_batch
+from rl_platform.sampling.rollout_batch import RolloutBatch, rollout_batches
 from rl_platform.sampling.seat_plan import SeatPlan
 from rl_platform.sampling.seat_states import ChunkPositions, flat_rows
 from rl_platform.seed_tree import SeedTree
@@ -79,6 +80,9 @@ class VectorRunnerSettings:
     array_learner: bool = False
     """Training samples go to the array learner as `RolloutBatch`es, not episodes
     (`training.learner`, rl_platform/spec/learner_choice.py)."""
+    overlap: bool = False
+    """Act on the next training batch while the learner updates on this one
+    (`resources.overlap`, rl_platform/sampling/overlap.py)."""
 
 
 class VectorEnvRunner(MultiAgentEnvRunner):
@@ -102,6 +106,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         self.spaces = {"__env__": spaces, "__env_single__": spaces}
         self._needs_initial_reset = True
         self._carry: Carry | None = None
+        self._inflight = RolloutInFlight()
 
     def make_module(self) -> None:
         """RLlib's modules, moved to `acting_device` (RLlib keeps a local runner's on CPU)."""
@@ -137,9 +142,27 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         assert getattr(self, "game", None) is not None and self.module is not None
 
     def stop(self) -> None:
+        inflight = getattr(self, "_inflight", None)
+        if inflight is not None:
+            inflight.close()
         close = getattr(getattr(self, "game", None), "close", None)
         if close is not None:
             close()
+
+    def wait_for_rollout(self) -> None:
+        """Let a rollout in flight (`resources.overlap`) finish before anything else touches
+        the games or the modules; a no-op without one."""
+        inflight = getattr(self, "_inflight", None)
+        if inflight is not None:
+            inflight.wait()
+
+    def set_state(self, state: Any) -> None:
+        self.wait_for_rollout()
+        super().set_state(state)
+
+    def get_state(self, *args: Any, **kwargs: Any) -> Any:
+        self.wait_for_rollout()
+        return super().get_state(*args, **kwargs)
 
     # ----- sampling -----------------------------------------------------------------------
     def sample(
@@ -156,16 +179,36 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         explore = self.config.explore if explore is None else explore
         with self.metrics.log_time(SAMPLE_TIMER):
             if num_episodes is not None:
+                self.wait_for_rollout()
                 return self._sample_games(num_episodes, explore=explore)
             if num_timesteps is None:
                 fragment = self.config.get_rollout_fragment_length(self.worker_index)
                 num_timesteps = fragment * self.num_envs
+            steps = max(1, math.ceil(num_timesteps / self.num_envs))
+            if explore and self._settings().overlap and not force_reset:
+                return self._overlapped(steps)
+            self.wait_for_rollout()
             if force_reset or self._needs_initial_reset:
                 self._reset_all()
-            steps = max(1, math.ceil(num_timesteps / self.num_envs))
-            if explore and self._settings().array_learner:
-                return self._rollout_batches(steps)
-            return self._rollout(steps, explore=explore)
+            return self._training_sample(steps, self.metrics, explore=explore)
+
+    def _overlapped(self, steps: int) -> list[Any]:
+        """The rollout played while the learner worked (or one played now, the first time);
+        the next one starts on the worker thread before this returns."""
+        ready = self._inflight.take(self.metrics)
+        if ready is None:
+            if self._needs_initial_reset:
+                self._reset_all()
+            ready = self._training_sample(steps, self.metrics, explore=True)
+        self._inflight.start(lambda log: self._training_sample(steps, log, explore=True))
+        return ready
+
+    def _training_sample(self, steps: int, logger: Any, *, explore: bool) -> list[Any]:
+        """`steps` steps of every game for the learner: rollout batches for the array
+        learner, else episodes; metrics go to `logger`."""
+        if explore and self._settings().array_learner:
+            return self._rollout_batches(steps, logger)
+        return self._rollout(steps, logger, explore=explore)
 
     def _sample_games(self, num_games: int, *, explore: bool) -> list[Any]:
         """Complete games only: reset everything, play until `num_games` have ended."""
@@ -173,7 +216,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         finished: list[Any] = []
         done = 0
         while done < num_games:
-            episodes = self._rollout(max(1, self._steps_hint()), explore=explore)
+            episodes = self._rollout(max(1, self._steps_hint()), self.metrics, explore=explore)
             finished += [e for e in episodes if e.is_done]
             done = len({e.multi_agent_episode_id.rsplit("-", 1)[0] for e in finished})
         self._needs_initial_reset = True
@@ -251,30 +294,23 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             return frozenset(torch_modules)
         return frozenset(chosen)
 
-    def _rollout(self, steps: int, *, explore: bool) -> list[Any]:
-        return self._build_episodes(self._play(steps, explore=explore))
+    def _rollout(self, steps: int, logger: Any, *, explore: bool) -> list[Any]:
+        return self._build_episodes(self._play(steps, logger, explore=explore))
 
-    def _rollout_batches(self, steps: int) -> list[RolloutBatch]:
+    def _rollout_batches(self, steps: int, logger: Any) -> list[RolloutBatch]:
         """One `RolloutBatch` per trained module, for the array learner (no episodes)."""
         starts: list[dict[str, torch.Tensor]] = []
-        arrays = self._play(steps, explore=True, sequence_starts=starts)
-        env_steps = steps * self.num_envs
-        return [
-            rollout_batch(
-                arrays,
-                module_index=index,
-                module_id=module_id,
-                last_obs=self._model_obs,
-                logp_key=Columns.ACTION_LOGP,
-                logits_key=Columns.ACTION_DIST_INPUTS,
-                env_steps=env_steps if n == 0 else 0,  # the env steps are counted once
-                state_in=_stacked(starts),
-                seq_len=self._seq_len(),
-            )
-            for n, (index, module_id) in enumerate(
-                (i, m) for i, m in enumerate(self._module_ids) if m in self._trained
-            )
-        ]
+        arrays = self._play(steps, logger, explore=True, sequence_starts=starts)
+        trained = [(i, m) for i, m in enumerate(self._module_ids) if m in self._trained]
+        return rollout_batches(
+            arrays,
+            trained=trained,
+            last_obs=self._model_obs,
+            keys=(Columns.ACTION_LOGP, Columns.ACTION_DIST_INPUTS),
+            env_steps=steps * self.num_envs,
+            starts=starts,
+            seq_len=self._seq_len(),
+        )
 
     def _seq_len(self) -> int:
         """The trained module's `max_seq_len` (0 for stateless modules)."""
@@ -285,6 +321,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
     def _play(
         self,
         steps: int,
+        logger: Any,
         *,
         explore: bool,
         sequence_starts: list[dict[str, torch.Tensor]] | None = None,
@@ -311,8 +348,8 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             actions = self._act(arrays, row, explore=explore, trained_actions=trained_actions)
             if label_opponents:
                 record_opponent_actions(arrays, row, actions, self._acting)
-            self._advance(arrays, row, actions)
-        self._log_counts(steps, trained_actions)
+            self._advance(arrays, row, actions, logger)
+        self._log_counts(steps, trained_actions, logger)
         return arrays
 
     def _infers_opponent_actions(self) -> bool:
@@ -369,7 +406,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
                 self._states, row, games, seats, keep_in=keep_in, keep_out=keep_out
             )
 
-    def _advance(self, arrays: RolloutArrays, row: int, actions: np.ndarray) -> None:
+    def _advance(self, arrays: RolloutArrays, row: int, actions: np.ndarray, logger: Any) -> None:
         out = self.game.step(actions)
         arrays.rewards[row] = out.rewards
         self._stats.add_step(out.rewards, out.components)
@@ -391,20 +428,22 @@ class VectorEnvRunner(MultiAgentEnvRunner):
                 winner=out.winner,
                 seats=self._seats,
                 trained=self._trained,
-                logger=self.metrics,
+                logger=logger,
             )
             if self._bc is not None:
-                self._bc.log_results(results, self.metrics)
+                self._bc.log_results(results, logger)
             self._seats.draw(ended, self._plan(), main=self._main)
             self._uids[ended] = np.arange(self._next_uid, self._next_uid + len(ended))
             self._next_uid += len(ended)
         self._obs, self._acting = out.obs, out.acting
 
-    def _log_counts(self, steps: int, trained_actions: list[tuple[str, np.ndarray]]) -> None:
+    def _log_counts(
+        self, steps: int, trained_actions: list[tuple[str, np.ndarray]], logger: Any
+    ) -> None:
         env_steps = steps * self.num_envs
         self.num_env_steps_sampled_lifetime += env_steps
         log_sample_counts(
-            self.metrics,
+            logger,
             env_steps=env_steps,
             moves=dict(zip(self.agent_ids, self._moves.tolist(), strict=True)),
             trained_actions=trained_actions,
@@ -447,10 +486,3 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             for t in trajectories
             if len(t)
         ]
-
-
-def _stacked(starts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor] | None:
-    """`[K, R, ...]` states per key from K snapshots; None for stateless modules."""
-    if not starts:
-        return None
-    return {key: torch.stack([start[key] for start in starts]) for key in starts[0]}

@@ -35,6 +35,7 @@ def vector_runner_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> Al
         cuda_graphs=spec.resources.cuda_graphs,
         hidden=spec.env.hidden_view(),
         array_learner=spec.learner_choice().kind == "array",
+        overlap=spec.resources.overlap,
     )
     bound = type("BoundVectorEnvRunner", (VectorEnvRunner,), {"settings": settings})
     logger.info(

@@ -198,6 +198,15 @@ class ExperimentSpec(SpecModel):
         return self
 
     @model_validator(mode="after")
+    def _overlap_fits(self) -> "ExperimentSpec":
+        if self.resources.overlap and self.runner_choice().kind != "vector":
+            raise ValueError(
+                "resources.overlap acts in the array runner, and this spec runs on RLlib's "
+                f"runner ({self.runner_choice().reason}); set resources.overlap: false"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _acting_device_fits(self) -> "ExperimentSpec":
         if self.resources.acting_device == "cpu":
             return self

@@ -140,6 +140,11 @@ class ResourcesSpec(SpecModel):
     cuda_graphs: bool = True
     """With `acting_device: cuda`, capture each module's acting step as a CUDA graph (false:
     launch its kernels one by one, e.g. to compare)."""
+    overlap: bool = False
+    """The array runner acts on the next training batch while the learner updates on this
+    one (a worker thread in each env runner): acting's time hides behind learning's, with
+    one policy version of lag (docs/vector_games.md, "Overlap"). Off: every batch is played
+    by the weights the learner has just written."""
     torch_threads: PositiveInt | None = None
     """Torch intra-op threads in the driver (local sampling and learning); None: torch's default.
     1 is fastest for small MLP/LSTM models, whose ops are too small to split across cores."""
