@@ -6,7 +6,10 @@
 One invocation, one process, the same machine, side by side:
 
 (a) the experiment file with `env.runner: rllib` (RLlib's `MultiAgentEnvRunner`),
-(b) the same file with `env.runner: vector` (rl_platform/sampling/vector_env_runner.py),
+(b) the same file with `env.runner: vector` (rl_platform/sampling/vector_env_runner.py) and
+    the learner `training.learner: auto` picks (the array learner on the duel), and for the
+    duel also the array runner with RLlib's learner (`vector_rllib_learner`, the path before
+    the array learner) and with `resources.overlap: true` (`vector_overlap`, end to end only),
 (c) the duel only: a plain-torch PPO loop without Ray (benchmarks/plain_torch_ppo.py) on the
     same vectorized game with the same network, batch, minibatch and epochs: the ceiling.
 
@@ -62,14 +65,14 @@ class Contender:
         self.trained, self.train_s = self.trained + trained, self.train_s + train_s
         self.rounds.append(
             {
-                "sampling_env_steps_per_s": sampled / sample_s,
+                "sampling_env_steps_per_s": sampled / sample_s if sample_s else None,
                 "end_to_end_env_steps_per_s": trained / train_s,
             }
         )
 
     def row(self) -> dict[str, Any]:
         return {
-            "sampling_env_steps_per_s": self.sampled / self.sample_s,
+            "sampling_env_steps_per_s": self.sampled / self.sample_s if self.sample_s else None,
             "end_to_end_env_steps_per_s": self.trained / self.train_s,
             "rounds": self.rounds,
         }
@@ -79,11 +82,14 @@ class RLlibContender(Contender):
     """An experiment file with `env.runner: runner`, trained through `rl_platform.train`;
     this object is its `on_iteration` hook."""
 
-    def __init__(self, game: str, runner: str, *, rounds: int, torch_threads: int) -> None:
+    def __init__(self, game: str, settings: list[str], *, rounds: int, torch_threads: int) -> None:
         super().__init__()
-        overrides = [f"env.runner={runner}", *QUIET, f"stop.iterations={rounds + 1}"]
+        overrides = [*settings, *QUIET, f"stop.iterations={rounds + 1}"]
         overrides.append(f"resources.torch_threads={torch_threads}")
         self.spec = load_spec(GAMES[game], overrides=overrides)
+        # With overlap an extra sample call would take the batch the next iteration trains
+        # on: its rows report end to end only.
+        self.measure_sampling = not self.spec.resources.overlap
         self.steps = 0
         self.last: float | None = None  # when the previous round ended
 
@@ -93,7 +99,7 @@ class RLlibContender(Contender):
     def __call__(self, algo: Any, metrics: dict[str, float]) -> None:
         ended, steps = time.perf_counter(), int(metrics["env_steps"])
         if self.last is not None:  # the first iteration is the warm-up
-            sampled, sample_s = self._sample(algo)
+            sampled, sample_s = self._sample(algo) if self.measure_sampling else (0, 0.0)
             self.add_round(
                 sampled=sampled,
                 sample_s=sample_s,
@@ -147,13 +153,26 @@ class PlainContender(Contender):
             )
 
 
+CONTENDERS = {
+    # row: spec overrides; `vector` is the array runner with the learner `auto` picks
+    "rllib": ["env.runner=rllib"],
+    "vector_rllib_learner": ["env.runner=vector", "training.learner=rllib"],
+    "vector": ["env.runner=vector"],
+    "vector_overlap": ["env.runner=vector", "resources.overlap=true"],
+}
+SIMULTANEOUS_ONLY = ("vector_rllib_learner", "vector_overlap")
+"""Rows that differ from `vector` only where the array learner serves: the duel."""
+
+
 def measure(game: str, *, rounds: int, torch_threads: int, run_dir: str) -> dict[str, dict]:
     """Rows for one game, one contender after another."""
     rows = {}
-    for runner in ("rllib", "vector"):
-        contender = RLlibContender(game, runner, rounds=rounds, torch_threads=torch_threads)
-        contender.run(f"{run_dir}/{game}_{runner}")
-        rows[runner] = contender.row()
+    for name, settings in CONTENDERS.items():
+        if game != "duel" and name in SIMULTANEOUS_ONLY:
+            continue
+        contender = RLlibContender(game, settings, rounds=rounds, torch_threads=torch_threads)
+        contender.run(f"{run_dir}/{game}_{name}")
+        rows[name] = contender.row()
     if game == "duel":
         plain = PlainContender()
         plain.run(rounds)
@@ -165,11 +184,18 @@ RATIOS = {
     # name: (numerator row, denominator row, rate, goal or None)
     "sampling vector/rllib": ("vector", "rllib", "sampling_env_steps_per_s", 15.0),
     "end_to_end vector/rllib": ("vector", "rllib", "end_to_end_env_steps_per_s", 3.5),
-    "end_to_end vector/plain_torch": (
-        "vector",
+    "end_to_end vector/plain_torch": ("vector", "plain_torch", "end_to_end_env_steps_per_s", 1.3),
+    "end_to_end vector_overlap/plain_torch": (
+        "vector_overlap",
         "plain_torch",
         "end_to_end_env_steps_per_s",
-        0.8,
+        1.3,
+    ),
+    "end_to_end vector/vector_rllib_learner": (
+        "vector",
+        "vector_rllib_learner",
+        "end_to_end_env_steps_per_s",
+        None,
     ),
     "sampling vector/plain_torch": ("vector", "plain_torch", "sampling_env_steps_per_s", None),
 }
@@ -180,6 +206,8 @@ def _ratios(rows: dict[str, dict]) -> dict[str, dict[str, Any]]:
     out = {}
     for name, (top, bottom, rate, goal) in RATIOS.items():
         if top not in rows or bottom not in rows:
+            continue
+        if rows[top][rate] is None or rows[bottom][rate] is None:
             continue
         pairs = zip(rows[top]["rounds"], rows[bottom]["rounds"], strict=True)
         per_round = [a[rate] / b[rate] for a, b in pairs]
@@ -216,10 +244,9 @@ def main() -> None:
 def _print(game: str, section: dict) -> None:
     print(f"\n{game}: env steps/s (sampling only | end to end)")
     for name, row in section["rows"].items():
-        print(
-            f"  {name:<12} {row['sampling_env_steps_per_s']:>10,.0f} | "
-            f"{row['end_to_end_env_steps_per_s']:>8,.0f}"
-        )
+        sampling = row["sampling_env_steps_per_s"]
+        shown = "-" if sampling is None else f"{sampling:,.0f}"
+        print(f"  {name:<21} {shown:>10} | {row['end_to_end_env_steps_per_s']:>8,.0f}")
     for name, ratio in section["ratios"].items():
         line = ratio_line(name, ratio["rounds"], goal=ratio["goal"], at_most=False, unit="rounds")
         print(f"  {line}; totals x{ratio['total']:.2f}")

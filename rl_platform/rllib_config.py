@@ -17,6 +17,7 @@ from rl_platform.batch_scaling import auto_scale_batch
 from rl_platform.connectors.hide_features import with_hidden_features
 from rl_platform.connectors.state_lookback import FillStateLookback, lookback_horizon_for_turns
 from rl_platform.envs.registry import registered_env_name
+from rl_platform.learners import CAPTURE_UPDATE_KEY
 from rl_platform.learners.device import learner_gpus
 from rl_platform.module_spec import module_spec_for
 from rl_platform.modules import history_connector_for
@@ -170,6 +171,10 @@ def _apply_resources(config: AlgorithmConfig, spec: ExperimentSpec) -> Algorithm
         num_gpus_per_learner=learner_gpus(res),
         custom_resources_per_learner=dict(res.custom_resources_per_learner),
         learner_class=learner_class(spec),
+        learner_config_dict={
+            **config.learner_config_dict,
+            CAPTURE_UPDATE_KEY: res.cuda_graphs,
+        },
     )
     # Every learner class above checks gradients once in FiniteUpdateGuard and skips the
     # step on NaN/Inf; RLlib's own checks (two more passes over every gradient per step,

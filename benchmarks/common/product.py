@@ -23,11 +23,13 @@ def start_ray(num_cpus: int | None = None) -> None:
     ensure_ray(num_cpus, log_to_driver=False)
 
 
-def rlp_train(spec_path: Path, *, out: Path, overrides: Sequence[str]) -> Path:
-    """`rlp train SPEC --out OUT --set ...` in a fresh process (its wall time includes Ray's
-    start); the run folder it made."""
+def rlp_train(
+    spec_path: Path, *, out: Path, overrides: Sequence[str], profile: str | None = None
+) -> Path:
+    """`rlp train SPEC --out OUT [--profile P] --set ...` in a fresh process (its wall time
+    includes Ray's start); the run folder it made."""
     command = [str(Path(sys.executable).parent / "rlp"), "train", str(spec_path)]
-    command += ["--out", str(out)]
+    command += ["--out", str(out), *(["--profile", profile] if profile else [])]
     for override in overrides:
         command += ["--set", override]
     subprocess.run(command, check=True, capture_output=True, text=True)

@@ -108,7 +108,9 @@ def _bc_online(
             config._module_to_env_connector, actions_kwargs
         ),
     )
-    config = config.learners(learner_config_dict={LEARNER_CONFIG_KEY: spec.bc.model_dump()})
+    config = config.learners(
+        learner_config_dict={**config.learner_config_dict, LEARNER_CONFIG_KEY: spec.bc.model_dump()}
+    )
     bound = type(
         "BoundBCCallback",
         (BCCallback,),

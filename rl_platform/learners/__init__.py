@@ -2,3 +2,7 @@
 
 HEALTH_NONFINITE_KEY = "health/nonfinite_update"
 """Logged as 1.0 by a learner that refused to step on NaN/Inf gradients or loss."""
+
+CAPTURE_UPDATE_KEY = "rlp_capture_update"
+"""`learner_config_dict` key: the array learner captures its minibatch step as a CUDA graph
+on CUDA (`resources.cuda_graphs`; learners/captured_step.py)."""

@@ -40,7 +40,8 @@ from ray.rllib.utils.metrics import (
     WEIGHTS_SEQ_NO,
 )
 
-from rl_platform.learners import HEALTH_NONFINITE_KEY
+from rl_platform.learners import CAPTURE_UPDATE_KEY, HEALTH_NONFINITE_KEY
+from rl_platform.learners.captured_step import CapturedStep
 from rl_platform.learners.flat_batch import FlatBatch, flat_batch
 from rl_platform.learners.ppo import PlatformPPOLearner
 from rl_platform.learners.update_step import METRIC_KEYS, StepSettings, UpdateStep
@@ -67,6 +68,11 @@ def _rollouts(episodes: Any) -> list[RolloutBatch] | None:
 
 class ArrayPPOLearner(PlatformPPOLearner):
     """See the module docstring."""
+
+    @override(PlatformPPOLearner)
+    def build(self) -> None:
+        super().build()
+        self._captured: dict[str, CapturedStep] = {}
 
     @override(Learner)
     def update(self, *args: Any, training_data: Any = None, episodes: Any = None, **kwargs):
@@ -138,7 +144,22 @@ class ArrayPPOLearner(PlatformPPOLearner):
             sums += step(flat, index)
         return sums
 
-    def _update_step(self, module_id: str) -> UpdateStep:
+    def _update_step(self, module_id: str) -> UpdateStep | CapturedStep:
+        """The module's step: captured as a CUDA graph on CUDA unless the spec says
+        `resources.cuda_graphs: false` (learners/captured_step.py), else eager."""
+        step = self._eager_step(module_id)
+        if self._device.type != "cuda" or not self.config.learner_config_dict.get(
+            CAPTURE_UPDATE_KEY, True
+        ):
+            return step
+        captured = self._captured.get(module_id)
+        if captured is None or list(map(id, captured.step.params)) != list(map(id, step.params)):
+            captured = self._captured[module_id] = CapturedStep(step)
+        else:
+            captured.step.take_schedules(step)  # learning rate and entropy move between updates
+        return captured
+
+    def _eager_step(self, module_id: str) -> UpdateStep:
         config = self.config.get_config_for_module(module_id)
         optimizers = [opt for _, opt in self.get_optimizers_for_module(module_id)]
         settings = StepSettings(

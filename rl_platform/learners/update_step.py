@@ -8,9 +8,9 @@ one `[len(METRIC_KEYS)]` tensor. Nothing in it asks the host a question (tests p
 be captured as a graph and replayed per minibatch; on the CPU it runs as it is.
 
 The clip is RLlib's `grad_clip_by: global_norm` (`grad_clip / max(norm + 1e-6, grad_clip)`,
-the coefficient `fused_clip_gradients` applies); the learning rate is read from the
-optimizer's param group into a device tensor when the step is made (RLlib's schedule sets it
-between updates).
+the coefficient `fused_clip_gradients` applies); the learning rate and the entropy
+coefficient are device tensors, read from RLlib's schedules when the step is made and copied
+in place into a captured step's (`take_schedules`).
 """
 
 from dataclasses import dataclass
@@ -78,7 +78,15 @@ class UpdateStep:
         self.lr = [
             torch.tensor(float(opt.param_groups[0]["lr"]), device=device) for opt in optimizers
         ]
+        self.entropy_coeff = torch.tensor(settings.entropy_coeff, device=device)
         self.params = [p for opt in optimizers for g in opt.param_groups for p in g["params"]]
+
+    def take_schedules(self, other: "UpdateStep") -> None:
+        """`other`'s learning rates and entropy coefficient into this step's tensors, in
+        place (a captured step reads them where they are)."""
+        for mine, new in zip(self.lr, other.lr, strict=True):
+            mine.copy_(new)
+        self.entropy_coeff.copy_(other.entropy_coeff)
 
     def __call__(self, batch: FlatBatch, index: torch.Tensor) -> torch.Tensor:
         minibatch = batch.rows(index)
@@ -125,7 +133,7 @@ class UpdateStep:
             clip_param=settings.clip_param,
             vf_clip_param=settings.vf_clip_param,
             vf_loss_coeff=settings.vf_loss_coeff,
-            entropy_coeff=settings.entropy_coeff,
+            entropy_coeff=self.entropy_coeff,
             old_logits=minibatch.logits.reshape(-1, logits.shape[-1])
             if settings.kl_coeff is not None
             else None,

@@ -12,6 +12,8 @@ Two traps of building episodes from arrays (ray/rllib/env/single_agent_episode.p
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -19,7 +21,8 @@ from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
 
 from rl_platform.connectors.chunk_states import CHUNK_STATES, STATE_REF
-from rl_platform.sampling.rollout import Trajectory
+from rl_platform.sampling.rollout import Carry, RolloutArrays, Trajectory, carry_from, cut_seat
+from rl_platform.sampling.seat_states import SeatStates, flat_rows
 
 _chunk_ids = itertools.count()
 
@@ -69,3 +72,62 @@ def _extra_buffers(
     if state_refs is not None:
         buffers[STATE_REF] = InfiniteLookbackBuffer(data=state_refs, lookback=1)
     return buffers
+
+
+@dataclass
+class CutEpisodes:
+    episodes: list[SingleAgentEpisode]
+    carry: Carry | None
+    """Open transitions for the next sample call (turn-based games)."""
+
+
+def cut_episodes(
+    arrays: RolloutArrays,
+    *,
+    acting: np.ndarray,
+    current_obs: Any,
+    seat_t: np.ndarray,
+    states: SeatStates | None,
+    tag: str,
+    agent_ids: Sequence[str],
+    module_ids: Sequence[str],
+    spaces: tuple[gym.Space, gym.Space],
+) -> CutEpisodes:
+    """A sample call's rows as episode chunks, one per recorded seat and game piece
+    (`rollout.cut_seat`); `seat_t` [N, P], each seat's closed transitions in its unfinished
+    game, is advanced in place."""
+    trajectories, pending = [], []
+    for game, seat in zip(*np.nonzero(arrays.decided.any(axis=0)), strict=True):
+        cut = cut_seat(
+            arrays,
+            game=int(game),
+            seat=int(seat),
+            acting_now=bool(acting[game, seat]),
+            current_obs=current_obs,
+            t_started=int(seat_t[game, seat]),
+        )
+        trajectories += cut.trajectories
+        seat_t[game, seat] = cut.t_next
+        if cut.pending_row is not None:
+            pending.append((int(game), int(seat), cut.pending_row, cut.pending_reward))
+    episodes = [
+        to_episode(
+            t,
+            runner_tag=tag,
+            agent_ids=agent_ids,
+            module_ids=module_ids,
+            observation_space=spaces[0],
+            action_space=spaces[1],
+        )
+        for t in trajectories
+        if len(t)
+    ]
+    return CutEpisodes(episodes, carry_from(arrays, pending, _pending_states(states, pending)))
+
+
+def _pending_states(states: SeatStates | None, pending: list[tuple[int, int, int, float]]):
+    """The states of each open decision (game, seat, row, reward) for the carry."""
+    if states is None or not pending:
+        return {}
+    games, seats = (np.asarray([p[i] for p in pending]) for i in (0, 1))
+    return states.open_decisions(flat_rows(games, seats, num_seats=states.num_seats))

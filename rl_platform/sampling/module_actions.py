@@ -51,3 +51,14 @@ def eval_mode(modules: Any) -> None:
     modules.foreach_module(
         lambda _id, module: module.eval() if isinstance(module, torch.nn.Module) else None
     )
+
+
+def trained_modules(modules: Any, module_ids: Any, chosen: Any) -> frozenset[str]:
+    """The module ids a runner records decisions of: RLlib's `policies_to_train` (a list, or
+    a callable asked per module id), every torch module when it is None."""
+    if chosen is None or callable(chosen):
+        torch_modules = {mid for mid in module_ids if hasattr(modules[mid], "parameters")}
+        if callable(chosen):
+            return frozenset(m for m in torch_modules if chosen(m, None))
+        return frozenset(torch_modules)
+    return frozenset(chosen)

@@ -20,7 +20,6 @@ league's slot plan (`seat_plan.SeatPlan`), results go to the league callback's m
 
 import math
 import uuid
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -30,7 +29,6 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.utils.metrics import SAMPLE_TIMER
 
-from rl_platform.envs.hidden_view import HiddenView
 from rl_platform.envs.registry import load_factory
 from rl_platform.envs.vector_game import VectorGame, put_rows, take_rows
 from rl_platform.league import routing
@@ -38,51 +36,16 @@ from rl_platform.module_ids import trained_module_in
 from rl_platform.sampling import module_actions
 from rl_platform.sampling.bc_rows import BCRows
 from rl_platform.sampling.device_acting import SeatActing
-from rl_platform.sampling.episodes import to_episode
+from rl_platform.sampling.episodes import cut_episodes
 from rl_platform.sampling.game_stats import GameStats, log_sample_counts
 from rl_platform.sampling.model_inputs import model_inputs_for
 from rl_platform.sampling.overlap import RolloutInFlight
-from rl_platform.sampling.rollout import (
-    Carry,
-    RolloutArrays,
-    carry_from,
-    carry_into,
-    cut_seat,
-    record_opponent_actions,
-)
+from rl_platform.sampling.rollout import Carry, RolloutArrays, carry_into, record_opponent_actions
 from rl_platform.sampling.rollout_batch import RolloutBatch, rollout_batches
+from rl_platform.sampling.runner_settings import VectorRunnerSettings
 from rl_platform.sampling.seat_plan import SeatPlan
 from rl_platform.sampling.seat_states import ChunkPositions, flat_rows
 from rl_platform.seed_tree import SeedTree
-from rl_platform.spec.model_type import OpponentHistoryInputs
-
-
-@dataclass(frozen=True)
-class VectorRunnerSettings:
-    """What the runner needs besides RLlib's config (bound into a subclass)."""
-
-    env_id: str
-    game_factory: str
-    """`module:attribute` of a `VectorGame` class taking `(num_games, **kwargs)`."""
-    game_kwargs: dict[str, Any]
-    seed: int | None
-    history: OpponentHistoryInputs | None = None
-    """The model's opponent-history window (its type's `opponent_history()`), if it reads one."""
-    opponent_actions: bool = False
-    """The model learns to infer the opponent's actions (its type's `opponent_actions_key()`):
-    record them per step."""
-    acting_device: str = "cpu"
-    """Where the torch modules act and the seats' recurrent states live (`cpu`, `cuda`)."""
-    cuda_graphs: bool = True
-    """On CUDA, replay each module's acting step as a captured CUDA graph."""
-    hidden: HiddenView | None = None
-    """Features the torch modules do not see (`env.hide`); scripted seats see them."""
-    array_learner: bool = False
-    """Training samples go to the array learner as `RolloutBatch`es, not episodes
-    (`training.learner`, rl_platform/spec/learner_choice.py)."""
-    overlap: bool = False
-    """Act on the next training batch while the learner updates on this one
-    (`resources.overlap`, rl_platform/sampling/overlap.py)."""
 
 
 class VectorEnvRunner(MultiAgentEnvRunner):
@@ -235,7 +198,9 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         self._main = trained_module_in(self._module_ids, fallback_to_first=True)
         module_actions.eval_mode(self.module)
         self._states = self._seat_states()
-        self._trained = self._trained_modules()
+        self._trained = module_actions.trained_modules(
+            self.module, self._module_ids, self.config.policies_to_train
+        )
         self._seats = SeatPlan.mirror(
             module_ids=self._module_ids,
             main=self._main,
@@ -282,17 +247,6 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         if self.config.policy_mapping_fn is not routing.league_mapping_fn:
             return None
         return routing.current_plan()
-
-    def _trained_modules(self) -> frozenset[str]:
-        chosen = self.config.policies_to_train
-        if chosen is None or callable(chosen):
-            torch_modules = {
-                mid for mid in self._module_ids if hasattr(self.module[mid], "parameters")
-            }
-            if callable(chosen):
-                return frozenset(m for m in torch_modules if chosen(m, None))
-            return frozenset(torch_modules)
-        return frozenset(chosen)
 
     def _rollout(self, steps: int, logger: Any, *, explore: bool) -> list[Any]:
         return self._build_episodes(self._play(steps, logger, explore=explore))
@@ -450,39 +404,17 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             num_actions=int(self.game.action_space.n),
         )
 
-    def _pending_states(self, pending: list[tuple[int, int, int, float]]) -> dict:
-        """The states of each open decision (game, seat, row, reward) for the carry."""
-        if self._states is None or not pending:
-            return {}
-        games, seats = (np.asarray([p[i] for p in pending]) for i in (0, 1))
-        return self._states.open_decisions(flat_rows(games, seats, num_seats=self.game.num_seats))
-
     def _build_episodes(self, arrays: RolloutArrays) -> list[Any]:
-        trajectories, pending = [], []
-        recorded = arrays.decided.any(axis=0)
-        for game, seat in zip(*np.nonzero(recorded), strict=True):
-            cut = cut_seat(
-                arrays,
-                game=int(game),
-                seat=int(seat),
-                acting_now=bool(self._acting[game, seat]),
-                current_obs=self._model_obs,
-                t_started=int(self._seat_t[game, seat]),
-            )
-            trajectories += cut.trajectories
-            self._seat_t[game, seat] = cut.t_next
-            if cut.pending_row is not None:
-                pending.append((int(game), int(seat), cut.pending_row, cut.pending_reward))
-        self._carry = carry_from(arrays, pending, self._pending_states(pending))
-        return [
-            to_episode(
-                t,
-                runner_tag=self._tag,
-                agent_ids=self.agent_ids,
-                module_ids=self._module_ids,
-                observation_space=self.game.observation_space,
-                action_space=self.game.action_space,
-            )
-            for t in trajectories
-            if len(t)
-        ]
+        cut = cut_episodes(
+            arrays,
+            acting=self._acting,
+            current_obs=self._model_obs,
+            seat_t=self._seat_t,
+            states=self._states,
+            tag=self._tag,
+            agent_ids=self.agent_ids,
+            module_ids=self._module_ids,
+            spaces=(self.game.observation_space, self.game.action_space),
+        )
+        self._carry = cut.carry
+        return cut.episodes

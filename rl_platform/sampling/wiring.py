@@ -10,7 +10,8 @@ from loguru import logger
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from rl_platform.run_facts import run_facts
-from rl_platform.sampling.vector_env_runner import VectorEnvRunner, VectorRunnerSettings
+from rl_platform.sampling.runner_settings import VectorRunnerSettings
+from rl_platform.sampling.vector_env_runner import VectorEnvRunner
 from rl_platform.spec import ExperimentSpec
 
 

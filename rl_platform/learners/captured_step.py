@@ -1,0 +1,156 @@
+"""The array learner's minibatch step replayed as one CUDA graph (PyTorch's "whole-network
+capture", docs/source/notes/cuda.rst; LeanRL's `CudaGraphModule` does the same per step).
+
+`UpdateStep` has fixed shapes and no host read, so forward, loss, backward, clip and Adam can
+be recorded once and replayed for every minibatch: one launch instead of hundreds of kernels
+launched from Python. What the capture needs and how it is met:
+
+- inputs at fixed addresses: each update's flat batch is copied into static tensors of a
+  capacity rounded up to a power of two (`_Static`), the minibatch index into a static index;
+  a batch that outgrows the capacity is captured again;
+- warm-up off the capture: the first `WARMUP` steps run eagerly on a side stream (they are real
+  steps of the update, as LeanRL's warm-up calls are), the gradients are then set to None so
+  that the capture allocates them from the graph's pool;
+- nothing may move: parameters, gradients and Adam's state are read where they were captured.
+  A loaded checkpoint or a new optimizer state (`load_state_dict` replaces tensors) changes
+  their addresses; the step compares them before each replay and captures anew.
+
+A step that cannot be captured (an error inside the capture) runs eagerly from then on, with
+one warning in the log. On the CPU this class is never used (`resources.cuda_graphs: false`
+turns it off on CUDA too).
+"""
+
+from dataclasses import fields
+from typing import Any
+
+import torch
+from loguru import logger
+
+from rl_platform.learners.flat_batch import FlatBatch
+from rl_platform.learners.update_step import UpdateStep
+
+WARMUP = 2
+"""Eager steps on a side stream before the capture (lazy initializations happen there)."""
+
+
+def _map(fn: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return {key: fn(item) for key, item in value.items()}
+    return fn(value)
+
+
+class _Static:
+    """A `FlatBatch` of `capacity` rows at fixed addresses; `load` copies a batch into it."""
+
+    def __init__(self, like: FlatBatch, capacity: int) -> None:
+        self.capacity = capacity
+
+        def empty(t: torch.Tensor) -> torch.Tensor:
+            return torch.zeros((capacity, *t.shape[1:]), dtype=t.dtype, device=t.device)
+
+        self.batch = FlatBatch(**{f.name: _map(empty, getattr(like, f.name)) for f in fields(like)})
+
+    def load(self, flat: FlatBatch) -> None:
+        size = flat.size
+        for f in fields(flat):
+            source, target = getattr(flat, f.name), getattr(self.batch, f.name)
+            if source is None:
+                continue
+            if isinstance(source, dict):
+                for key, value in source.items():
+                    target[key][:size].copy_(value)
+            else:
+                target[:size].copy_(source)
+
+
+class CapturedStep:
+    """`step` replayed as a CUDA graph (module docstring); same call as `UpdateStep`."""
+
+    def __init__(self, step: UpdateStep) -> None:
+        self.step = step
+        self.enabled = True
+        self._eager_steps = 0
+        self._graph: torch.cuda.CUDAGraph | None = None
+        self._static: _Static | None = None
+        self._index: torch.Tensor | None = None
+        self._out: torch.Tensor | None = None
+        self._loaded: FlatBatch | None = None
+        self._pointers: tuple[int, ...] = ()
+
+    def __call__(self, flat: FlatBatch, index: torch.Tensor) -> torch.Tensor:
+        if not self.enabled:
+            return self.step(flat, index)
+        if self._eager_steps < WARMUP:
+            self._eager_steps += 1
+            return self._on_side_stream(flat, index)
+        if not self._ready_for(flat, index):
+            try:
+                return self._capture(flat, index)
+            except RuntimeError as exc:
+                self._give_up(exc)
+                return self.step(flat, index)
+        if self._loaded is not flat:
+            self._static.load(flat)
+            self._loaded = flat
+        self._index.copy_(index)
+        self._graph.replay()
+        return self._out
+
+    def _on_side_stream(self, flat: FlatBatch, index: torch.Tensor) -> torch.Tensor:
+        side = torch.cuda.Stream(index.device)
+        side.wait_stream(torch.cuda.current_stream(index.device))
+        with torch.cuda.stream(side):
+            out = self.step(flat, index)
+        torch.cuda.current_stream(index.device).wait_stream(side)
+        return out
+
+    def _addresses(self) -> tuple[int, ...]:
+        params = self.step.params
+        state = [
+            t.data_ptr()
+            for opt in self.step.optimizers
+            for s in opt.state.values()
+            for t in s.values()
+            if isinstance(t, torch.Tensor)
+        ]
+        return tuple(p.data_ptr() for p in params) + tuple(state)
+
+    def _ready_for(self, flat: FlatBatch, index: torch.Tensor) -> bool:
+        return (
+            self._graph is not None
+            and self._static is not None
+            and flat.size <= self._static.capacity
+            and self._index is not None
+            and self._index.shape == index.shape
+            and self._pointers == self._addresses()
+        )
+
+    def _capture(self, flat: FlatBatch, index: torch.Tensor) -> torch.Tensor:
+        capacity = 1 << max(0, flat.size - 1).bit_length()
+        if self._static is None or self._static.capacity < capacity:
+            self._static = _Static(flat, capacity)
+        self._static.load(flat)
+        self._loaded = flat
+        self._index = index.clone()
+        for optimizer in self.step.optimizers:
+            optimizer.zero_grad(set_to_none=True)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self._out = self.step(self._static.batch, self._index)
+        self._graph = graph
+        self._pointers = self._addresses()
+        logger.debug("captured the array learner's update step ({} rows)", capacity)
+        graph.replay()  # the capture recorded the step without running it
+        return self._out
+
+    def _give_up(self, exc: RuntimeError) -> None:
+        message = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else "?"
+        logger.warning(
+            "the array learner updates without CUDA graphs: capture failed ({})", message
+        )
+        self.enabled = False
+        self._graph = None
+        for optimizer in self.step.optimizers:
+            optimizer.zero_grad(set_to_none=True)
