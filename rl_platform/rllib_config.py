@@ -17,7 +17,7 @@ from rl_platform.batch_scaling import auto_scale_batch
 from rl_platform.connectors.hide_features import with_hidden_features
 from rl_platform.connectors.state_lookback import FillStateLookback, lookback_horizon_for_turns
 from rl_platform.envs.registry import registered_env_name
-from rl_platform.learners import CAPTURE_UPDATE_KEY
+from rl_platform.learners import CAPTURE_UPDATE_KEY, DECOUPLED_KEY
 from rl_platform.learners.device import learner_gpus
 from rl_platform.module_spec import module_spec_for
 from rl_platform.modules import history_connector_for
@@ -174,6 +174,7 @@ def _apply_resources(config: AlgorithmConfig, spec: ExperimentSpec) -> Algorithm
         learner_config_dict={
             **config.learner_config_dict,
             CAPTURE_UPDATE_KEY: res.cuda_graphs,
+            DECOUPLED_KEY: res.overlap,
         },
     )
     # Every learner class above checks gradients once in FiniteUpdateGuard and skips the

@@ -6,3 +6,7 @@ HEALTH_NONFINITE_KEY = "health/nonfinite_update"
 CAPTURE_UPDATE_KEY = "rlp_capture_update"
 """`learner_config_dict` key: the array learner captures its minibatch step as a CUDA graph
 on CUDA (`resources.cuda_graphs`; learners/captured_step.py)."""
+
+DECOUPLED_KEY = "rlp_decoupled_ppo"
+"""`learner_config_dict` key: the samples come one policy version late (`resources.overlap`),
+so the array learner's PPO is decoupled (rl_platform/losses/ppo.py)."""

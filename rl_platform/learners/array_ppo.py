@@ -40,9 +40,9 @@ from ray.rllib.utils.metrics import (
     WEIGHTS_SEQ_NO,
 )
 
-from rl_platform.learners import CAPTURE_UPDATE_KEY, HEALTH_NONFINITE_KEY
+from rl_platform.learners import CAPTURE_UPDATE_KEY, DECOUPLED_KEY, HEALTH_NONFINITE_KEY
 from rl_platform.learners.captured_step import CapturedStep
-from rl_platform.learners.flat_batch import FlatBatch, flat_batch
+from rl_platform.learners.flat_batch import FlatBatch, flat_batch, with_proximal_policy
 from rl_platform.learners.ppo import PlatformPPOLearner
 from rl_platform.learners.update_step import METRIC_KEYS, StepSettings, UpdateStep
 from rl_platform.sampling.rollout_batch import RolloutBatch, joined
@@ -107,6 +107,8 @@ class ArrayPPOLearner(PlatformPPOLearner):
             flat = self.flat_batch(module_id, parts)
             size, per_row = flat.size, flat.steps_per_row
             rows = max(1, (minibatch_size or size * per_row) // per_row)
+            if self.config.learner_config_dict.get(DECOUPLED_KEY, False):
+                flat = with_proximal_policy(self.module[module_id], flat, rows=rows)
             order = minibatch_order(
                 size,
                 minibatch_size=min(rows, size),

@@ -14,13 +14,14 @@ real steps only.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 from ray.rllib.core.columns import Columns
 
 from rl_platform.losses.gae import generalized_advantages, standardized
+from rl_platform.modules.recurrent_module import RESETS
 from rl_platform.sampling.rollout_batch import RolloutBatch, Tensors
 
 VALUE_CHUNK = 16384
@@ -51,6 +52,8 @@ class FlatBatch:
     """Sequences: `[S, L]` steps at which a new episode starts (the state restarts)."""
     state_in: dict[str, torch.Tensor] | None = None
     """Sequences: `[S, ...]` the state each sequence starts from."""
+    behaviour_weights: torch.Tensor | None = None
+    """Decoupled PPO (`with_proximal_policy`): pi_prox / pi_behaviour per step."""
 
     @property
     def size(self) -> int:
@@ -69,7 +72,10 @@ class FlatBatch:
 
         names = ("obs", "actions", "logp", "logits", "advantages", "value_targets")
         return FlatBatch(
-            **{name: take(getattr(self, name)) for name in (*names, "valid", "resets", "state_in")}
+            **{
+                name: take(getattr(self, name))
+                for name in (*names, "valid", "resets", "state_in", "behaviour_weights")
+            }
         )
 
 
@@ -163,3 +169,30 @@ def _sequence_batch(rollout: RolloutBatch, columns: dict[str, Any]) -> FlatBatch
         resets=take(_sequences(resets, seq_len)),
         state_in=take(state_in),
     )
+
+
+MAX_BEHAVIOUR_WEIGHT = 2.0
+"""Bound of pi_prox / pi_behaviour (a guard against the rare step the older policy found
+unlikely; one version of lag keeps the weights within ~[0.8, 1.25])."""
+
+
+@torch.no_grad()
+def with_proximal_policy(module: Any, flat: FlatBatch, *, rows: int) -> FlatBatch:
+    """`flat` with the learner's current policy as the proximal one (decoupled PPO,
+    rl_platform/losses/ppo.py): its log-probabilities and logits replace the acting policy's,
+    which become the weights pi_prox / pi_behaviour. One no-grad pass, `rows` at a time."""
+    logits = []
+    for start in range(0, flat.size, rows):
+        piece = flat.rows(
+            torch.arange(start, min(start + rows, flat.size), device=flat.actions.device)
+        )
+        batch: dict[str, Any] = {Columns.OBS: piece.obs}
+        if piece.state_in is not None:
+            batch |= {Columns.STATE_IN: piece.state_in, RESETS: piece.resets}
+        logits.append(module.forward_train(batch)[Columns.ACTION_DIST_INPUTS].float())
+    prox_logits = torch.cat(logits)
+    prox_logp = torch.log_softmax(prox_logits, dim=-1).gather(-1, flat.actions[..., None].long())[
+        ..., 0
+    ]
+    weights = torch.exp(prox_logp - flat.logp).clamp(max=MAX_BEHAVIOUR_WEIGHT)
+    return replace(flat, logp=prox_logp, logits=prox_logits, behaviour_weights=weights)

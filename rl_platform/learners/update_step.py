@@ -138,6 +138,9 @@ class UpdateStep:
             if settings.kl_coeff is not None
             else None,
             kl_coeff=settings.kl_coeff if settings.kl_coeff is not None else 0.0,
+            behaviour_weights=None
+            if minibatch.behaviour_weights is None
+            else minibatch.behaviour_weights.reshape(-1),
         )
         terms["vf_explained_var"] = explained_variance(
             minibatch.value_targets.reshape(-1), values.detach().reshape(-1)

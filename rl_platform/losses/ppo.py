@@ -8,6 +8,13 @@ Means are weighted by `weights` (1 for a step the loss reads, 0 for padding or a
 module's step), so every tensor keeps its shape: what a captured CUDA graph needs in place of
 RLlib's boolean indexing.
 
+Decoupled PPO (Hilton et al. 2021, "Batch size-invariance for policy optimization", section
+3): when the steps were played by an older policy than the learner's at the update's start
+(`resources.overlap`: one version of lag), the ratio is taken against that proximal policy
+(`logp_old` = its log-probabilities) and each step's surrogate is weighted by
+pi_prox / pi_behaviour, so the clip bounds the step from where the learner is, not from where
+the data came from. With weights of 1 it is PPO.
+
 Keys starting with `loss_` are summed into the total (`total_loss`); the rest are
 diagnostics under RLlib's own names (`policy_loss`, `vf_loss`, `entropy`, `mean_kl_loss`, ...),
 so `rlp train`'s metric names do not change with the learner.
@@ -45,14 +52,18 @@ def ppo_loss(
     entropy_coeff: torch.Tensor | float,
     old_logits: torch.Tensor | None = None,
     kl_coeff: torch.Tensor | float = 0.0,
+    behaviour_weights: torch.Tensor | None = None,
 ) -> dict[str, torch.Tensor]:
-    """Named terms of one minibatch; `old_logits` (the acting policy's) adds the KL term."""
+    """Named terms of one minibatch; `old_logits` (the policy `logp_old` came from) adds the
+    KL term. `behaviour_weights` (decoupled PPO, below) scale each step's surrogate."""
     weights = weights.to(values.dtype)
     logp, entropy, log_probs = categorical_terms(logits, actions)
     ratio = torch.exp(logp - logp_old)
     surrogate = torch.min(
         advantages * ratio, advantages * torch.clamp(ratio, 1 - clip_param, 1 + clip_param)
     )
+    if behaviour_weights is not None:
+        surrogate = behaviour_weights * surrogate
     value_error = (values - value_targets) ** 2
     value_error_clipped = value_error.clamp(0.0, vf_clip_param)
     terms = {

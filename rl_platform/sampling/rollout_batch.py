@@ -120,9 +120,9 @@ def rollout_batch(
     return RolloutBatch(
         module_id=module_id,
         obs=_map(lambda v: _seat_rows(v[steps]), arrays.obs),
-        last_obs=_map(
-            lambda v: torch.from_numpy(np.ascontiguousarray(v.reshape(-1, *v.shape[2:]))), last_obs
-        ),
+        # A copy: a game may write its next observations into the same buffer, and with
+        # `resources.overlap` the next rollout runs while the learner reads this one.
+        last_obs=_map(lambda v: torch.from_numpy(np.array(v.reshape(-1, *v.shape[2:]))), last_obs),
         final_obs=final_obs,
         actions=_seat_rows(arrays.actions[steps]),
         logp=_seat_rows(arrays.extras[logp_key][steps]),
