@@ -366,3 +366,27 @@ def test_a_recurrent_step_never_reads_the_host(ray_local, model: str) -> None:
     with _host_reads_refused():
         metrics = step(flat, torch.arange(2, 4))
     assert bool(torch.isfinite(metrics).all())
+
+
+def test_without_lag_the_decoupled_batch_is_the_ppo_batch(ray_local) -> None:
+    """Decoupled PPO (resources.overlap) weights each step by pi_prox / pi_behaviour: where the
+    acting policy is the learner's (no lag) every weight is 1 and the ratio's base unchanged;
+    a lagged step gets the ratio of the two policies."""
+    from rl_platform.learners.flat_batch import with_proximal_policy
+    from rl_platform.losses.ppo import categorical_terms
+
+    learner = _learner(_spec())
+    flat = _batch(40, seed=9)
+    with torch.no_grad():
+        logits = learner.module[MODULE].forward_train({Columns.OBS: flat.obs})[
+            Columns.ACTION_DIST_INPUTS
+        ]
+    current, _, _ = categorical_terms(logits, flat.actions)
+    flat.logp = current.clone()
+    flat.logp[0] -= 0.1  # one lagged step: the acting policy found its action less likely
+    decoupled = with_proximal_policy(learner.module[MODULE], flat, rows=16)
+    torch.testing.assert_close(decoupled.logp, current, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(decoupled.logits, logits.float(), rtol=1e-6, atol=1e-6)
+    want = torch.ones(40)
+    want[0] = torch.exp(torch.tensor(0.1))
+    torch.testing.assert_close(decoupled.behaviour_weights, want, rtol=1e-5, atol=1e-5)

@@ -1,0 +1,55 @@
+"""`training.learner`: which learner path a spec gets (rl_platform/spec/learner_choice.py), and
+`resources.overlap` only where the array runner samples."""
+
+import pytest
+
+from rl_platform.errors import SpecError
+from rl_platform.spec import validate_spec_data
+
+LSTM = {"type": "lstm", "lstm_cell_size": 8, "max_seq_len": 4}
+
+
+def _spec(**extra):
+    data = {
+        "name": "learner_choice",
+        "env": {"id": "rlp/Duel-v0", "envs_per_runner": 4},
+        "model": {"type": "mlp", "hidden": [8]},
+    }
+    for key, value in extra.items():
+        merge = isinstance(value, dict) and key != "model"  # a model replaces the default
+        data[key] = {**data.get(key, {}), **value} if merge else value
+    return validate_spec_data(data)
+
+
+def test_auto_picks_the_array_learner_on_the_duel() -> None:
+    assert _spec().learner_choice().kind == "array"
+    recurrent = _spec(model={**LSTM, "critic_input": "observation"})
+    assert recurrent.learner_choice().kind == "array"
+
+
+@pytest.mark.parametrize(
+    ("extra", "reason"),
+    [
+        ({"env": {"runner": "rllib"}}, "RLlib's runner"),
+        ({"env": {"id": "pettingzoo/connect_four_v3"}}, "turn-based"),
+        ({"model": {**LSTM, "critic_input": "memory"}}, "critic_input: memory"),
+        ({"bc": {"teacher": "scripted://duel/based"}}, "bc: block"),
+        ({"resources": {"learners": 2}}, "resources.learners 2"),
+        ({"algo": "APPO"}, "not PPO"),
+    ],
+)
+def test_auto_falls_back_and_array_refuses_naming_the_key(extra, reason) -> None:
+    choice = _spec(**extra).learner_choice()
+    assert choice.kind == "rllib" and reason in choice.reason
+    with pytest.raises(SpecError, match="training.learner array cannot train this spec"):
+        _spec(**(extra | {"training": {"learner": "array"}}))
+
+
+def test_rllib_is_always_honoured() -> None:
+    assert _spec(training={"learner": "rllib"}).learner_choice().kind == "rllib"
+
+
+def test_overlap_needs_the_array_runner() -> None:
+    assert _spec(resources={"overlap": True}).resources.overlap
+    with pytest.raises(SpecError, match="resources.overlap acts in the array runner"):
+        _spec(env={"runner": "rllib"}, resources={"overlap": True})
