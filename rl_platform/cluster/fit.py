@@ -29,9 +29,13 @@ def actor_requests(res: ResourcesSpec) -> list[ActorRequest]:
     """The remote learners' and env runners' requests (none for a count of 0)."""
     requests = []
     if res.learners:
-        gpus = res.gpus_per_remote_learner()
+        gpus = res.learner_gpu_request()
         learner = {"GPU": gpus, "CPU": 0.0 if gpus else 1.0, **res.custom_resources_per_learner}
-        keys = {"GPU": "resources.gpus_per_learner", "CPU": "resources.learners (1 CPU each)"}
+        # The setting the GPUs come from: `device: cuda` asks for 1 where gpus_per_learner is 0.
+        gpu_key = (
+            "resources.gpus_per_learner" if res.gpus_per_learner else "resources.device (cuda)"
+        )
+        keys = {"GPU": gpu_key, "CPU": "resources.learners (1 CPU each)"}
         keys |= {
             k: f"resources.custom_resources_per_learner.{k}"
             for k in res.custom_resources_per_learner
@@ -71,7 +75,7 @@ def _work_on_head(res: ResourcesSpec, node_types: list[NodeType]) -> list[str]:
     no_gpu = head.resources is not None and head.resources.get("GPU", 0) == 0
     lines = []
     if res.learners == 0:
-        gpu_note = ", which has no GPU" if no_gpu and res.gpus_per_learner else ""
+        gpu_note = ", which has no GPU" if no_gpu and res.learner_gpu_request() else ""
         lines.append(
             f"resources.learners=0: the learner trains in the driver on {where}{gpu_note}; "
             "set resources.learners: 1 (e.g. --profile cluster)"

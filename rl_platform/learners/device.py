@@ -1,8 +1,9 @@
 """How many GPUs each learner asks RLlib for, and its CPU fallback on a node without CUDA.
 
-The local learner (`resources.learners: 0`) trains in the driver, so its device is resolved
-on this machine. A remote learner runs wherever Ray places it, usually not here (a cluster's
-head has no GPU), so it keeps the spec's `gpus_per_learner`.
+How many is one rule, `ResourcesSpec.learner_gpu_request`, the one that search trials and
+seeds reserve by (search/budget.py). The local learner (`resources.learners: 0`) trains in the
+driver, so its `device` is resolved on this machine first. A remote learner runs wherever Ray
+places it, usually not here (a cluster's head has no GPU), so its `device` is read as written.
 
 RLlib 2.60 trusts that number. A remote learner asking for a GPU on a node that advertises one
 but has no CUDA (Ray's fake multi-node cluster, a node started with `--num-gpus` by hand, a
@@ -48,7 +49,7 @@ def learner_gpus(resources: ResourcesSpec) -> float:
         return _local_learner_gpus(resources)
     if resources.device == "mps":
         logger.warning(MPS_NOTICE)
-    gpus = resources.gpus_per_remote_learner()
+    gpus = resources.learner_gpu_request()
     if gpus == 0 or not ray.is_initialized():
         logger.info(
             "learner device: {} (gpus_per_learner={}, {} remote learner(s))",
@@ -73,13 +74,9 @@ def learner_gpus(resources: ResourcesSpec) -> float:
 
 def _local_learner_gpus(resources: ResourcesSpec) -> float:
     device = resolve_device(resources.device)
-    gpus = resources.gpus_per_learner
-    if device == "cuda" and gpus == 0:
-        gpus = 1.0
-    elif device != "cuda":
-        if device == "mps":
-            logger.warning(MPS_NOTICE)
-        gpus = 0.0
+    if device == "mps":
+        logger.warning(MPS_NOTICE)
+    gpus = resources.learner_gpu_request(resolved_device=device)
     logger.info("learner device: {} (gpus_per_learner={})", "cuda" if gpus else "cpu", gpus)
     return gpus
 

@@ -1,4 +1,6 @@
-"""What one trial may use: its budget on the scheduler's time axis and its resource bundles.
+"""What one trial may use: its budget on the scheduler's time axis and its resource bundles
+(search trials and `rlp train --seeds` trials: a learner's GPUs are what it asks for,
+`ResourcesSpec.learner_gpu_request`).
 
 `max_t` defaults to the spec's own stop condition on that axis, so a profile that shrinks
 `stop` (the `smoke` profile) shrinks every trial of the search with it.
@@ -89,8 +91,18 @@ def trial_budget(spec: ExperimentSpec, *, source: str = "spec") -> TrialBudget:
 def trial_bundles(spec: ExperimentSpec) -> list[dict[str, float]]:
     """Placement-group bundles of one search trial: its driver, then its RLlib actors."""
     trial = search_of(spec).resources
-    head = {"CPU": trial.cpu} | ({"GPU": trial.gpu} if trial.gpu else {})
-    return [head, *actor_bundles(spec)]
+    return [driver_bundle(spec, cpu=trial.cpu, gpu=trial.gpu), *actor_bundles(spec)]
+
+
+def driver_bundle(spec: ExperimentSpec, *, cpu: float, gpu: float = 0.0) -> dict[str, float]:
+    """The bundle of a trial's own process: `cpu` and `gpu`, and with `learners: 0` at least
+    the GPUs of the learner that trains in it (`ResourcesSpec.learner_gpu_request`): Tune shows
+    a trial only the GPUs it reserved, so a learner asking for one in a trial that reserved none
+    would train on CPU."""
+    res = spec.resources
+    if res.learners == 0:
+        gpu = max(gpu, res.learner_gpu_request())
+    return {"CPU": cpu} | ({"GPU": gpu} if gpu else {})
 
 
 def actor_bundles(spec: ExperimentSpec) -> list[dict[str, float]]:
@@ -98,7 +110,8 @@ def actor_bundles(spec: ExperimentSpec) -> list[dict[str, float]]:
     RLlib creates those actors inside the trial, so they must fit in the trial's reservation."""
     res = spec.resources
     runner = {"CPU": res.cpus_per_env_runner} | res.custom_resources_per_env_runner
-    learner = {"CPU": 1.0} | ({"GPU": res.gpus_per_learner} if res.gpus_per_learner else {})
+    gpus = res.learner_gpu_request()
+    learner = {"CPU": 1.0} | ({"GPU": gpus} if gpus else {})
     learner |= res.custom_resources_per_learner
     return [dict(runner) for _ in range(res.env_runners)] + [
         dict(learner) for _ in range(res.learners)

@@ -19,7 +19,7 @@ from ray import tune
 from ray.air.constants import EXPR_ERROR_FILE
 
 from rl_platform.run.train import train_in_folder
-from rl_platform.search.budget import actor_bundles
+from rl_platform.search.budget import actor_bundles, driver_bundle
 from rl_platform.seeds.folder import TUNE_DIR, new_seeds_dir, seed_run_dir
 from rl_platform.seeds.summary import final_values, seeds_summary
 from rl_platform.spec import ExperimentSpec, validate_spec_data
@@ -65,12 +65,9 @@ def seed_trainable(
     tune.report({FINAL_KEY: final_values(result.history)})
 
 
-def _bundles(spec: ExperimentSpec) -> list[dict[str, float]]:
-    """The trial's driver (1 CPU; the GPU of a local learner, `learners: 0`), then its actors."""
-    res = spec.resources
-    local_gpu = res.gpus_per_learner if res.learners == 0 else 0.0
-    head = {"CPU": 1.0} | ({"GPU": local_gpu} if local_gpu else {})
-    return [head, *actor_bundles(spec)]
+def seed_bundles(spec: ExperimentSpec) -> list[dict[str, float]]:
+    """The trial's driver (1 CPU; the GPUs of a local learner, `learners: 0`), then its actors."""
+    return [driver_bundle(spec, cpu=1.0), *actor_bundles(spec)]
 
 
 def _trial_dirname(trial: Any) -> str:
@@ -117,7 +114,7 @@ def _fit_seeds(
         seed_trainable, spec_data=spec.dump(), parent=str(parent), parent_key=parent_key
     )
     tuner = tune.Tuner(
-        tune.with_resources(trainable, tune.PlacementGroupFactory(_bundles(spec))),
+        tune.with_resources(trainable, tune.PlacementGroupFactory(seed_bundles(spec))),
         param_space={SEED_KEY: tune.grid_search(list(seeds))},
         tune_config=tune.TuneConfig(trial_dirname_creator=_trial_dirname),
         run_config=tune.RunConfig(name=TUNE_DIR, storage_path=str(parent), verbose=0),

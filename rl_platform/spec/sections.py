@@ -27,6 +27,8 @@ def _custom_resource_names(resources: dict[str, float]) -> dict[str, float]:
     return resources
 
 
+LearnerDevice = Literal["auto", "cpu", "cuda", "mps"]
+
 CustomResources = Annotated[
     dict[str, Annotated[float, Field(gt=0.0)]], AfterValidator(_custom_resource_names)
 ]
@@ -117,12 +119,14 @@ class ResourcesSpec(SpecModel):
     learners: NonNegativeInt = 0
     """Remote learner actors; 0 trains in the driver process."""
     gpus_per_learner: Annotated[float, Field(ge=0.0)] = 0.0
-    """GPUs per learner (fractions allowed). With learners=0, >0 puts the local learner on GPU
-    if this machine has one. A remote learner (learners>0) asks Ray for them as given, wherever
-    the driver runs; on a node without CUDA it trains on CPU (logged)."""
-    device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
+    """GPUs per learner (fractions allowed), read with `device` (`learner_gpu_request`). With
+    learners=0, >0 puts the local learner on GPU if this machine has one. A remote learner
+    (learners>0) asks Ray for them wherever the driver runs; on a node without CUDA it trains
+    on CPU (logged). A search trial or a seed reserves what its learner asks for."""
+    device: LearnerDevice = "auto"
     """Learner device. `auto`: CUDA, then MPS, then CPU on this machine for the local learner;
-    `gpus_per_learner` for remote ones. `cpu` asks for no GPU, `cuda` for at least 1."""
+    `gpus_per_learner` for remote ones. `cpu` asks for no GPU, `cuda` for `gpus_per_learner`,
+    or 1 GPU where that is 0."""
     cpus_per_env_runner: Annotated[float, Field(gt=0.0)] = 1.0
     """CPUs reserved per remote env runner."""
     custom_resources_per_env_runner: CustomResources = {}
@@ -149,14 +153,19 @@ class ResourcesSpec(SpecModel):
     """Torch intra-op threads in the driver (local sampling and learning); None: torch's default.
     1 is fastest for small MLP/LSTM models, whose ops are too small to split across cores."""
 
-    def gpus_per_remote_learner(self) -> float:
-        """What each remote learner asks Ray for: `device` read as an explicit choice (`cpu`,
-        `mps`: none, RLlib 2.60 learners run on CUDA or CPU; `cuda`: at least 1), `auto`:
-        `gpus_per_learner` as given. Not resolved here: the learner runs on another node."""
-        if self.device in ("cpu", "mps"):
+    def learner_gpu_request(self, *, resolved_device: LearnerDevice | None = None) -> float:
+        """GPUs one learner asks for: the one rule behind the learner's `num_gpus_per_learner`
+        (learners/device.py), every reservation of a search trial or a seed
+        (search/budget.py) and the cluster fit (cluster/fit.py). `device` is read as an
+        explicit choice: `cpu`, `mps` ask for none (RLlib 2.60 learners run on CUDA or CPU),
+        `cuda` for `gpus_per_learner`, or 1 where that is 0; `auto` for `gpus_per_learner` as
+        given (where the learner lands decides; in a Tune trial, what the trial reserved).
+        `resolved_device`: the device resolved on this machine, for the local learner."""
+        device = resolved_device or self.device
+        if device in ("cpu", "mps"):
             return 0.0
-        if self.device == "cuda":
-            return max(self.gpus_per_learner, 1.0)
+        if device == "cuda":
+            return self.gpus_per_learner or 1.0
         return self.gpus_per_learner
 
 

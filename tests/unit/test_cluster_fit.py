@@ -72,6 +72,19 @@ def test_learners_needing_gpus_on_a_cluster_without_gpu_nodes() -> None:
     ]
 
 
+def test_a_learner_on_cuda_asks_for_a_gpu_without_gpus_per_learner() -> None:
+    # `device: cuda, gpus_per_learner: 0`: the learner asks for 1 GPU (learner_gpu_request),
+    # so a GPU-less cluster is a misfit and a GPU-less head gets the note.
+    cpu_only = [t for t in TYPES if t.name != "gpu"]
+    cuda = {"gpus_per_learner": 0, "device": "cuda", "custom_resources_per_learner": {}}
+    res = ResourcesSpec(**(PLACED | cuda))
+    assert fit_warnings(res, cpu_only, source="c.yaml") == [
+        "resources.device (cuda)=1: no node type in c.yaml has a GPU"
+    ]
+    [line] = _warnings(learners=0, gpus_per_learner=0, device="cuda")
+    assert "on the head node (head), which has no GPU;" in line
+
+
 def test_kuberay_groups_read_start_params_before_container_limits(tmp_path) -> None:
     manifest = tmp_path / "rc.yaml"
     manifest.write_text(

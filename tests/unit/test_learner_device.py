@@ -69,13 +69,14 @@ def test_a_remote_learner_on_a_node_without_cuda_trains_on_cpu(monkeypatch, log_
 
 
 @pytest.mark.parametrize(
-    "device_name, gpus, expected", [("auto", 2, 2), ("auto", 0, 0), ("cpu", 1, 0), ("cuda", 0, 1)]
+    "device_name, gpus, expected",
+    [("auto", 2, 2), ("auto", 0, 0), ("cpu", 1, 0), ("cuda", 0, 1), ("cuda", 0.5, 0.5)],
 )
 def test_device_is_an_explicit_choice_for_remote_learners(
     device_name, gpus, expected, no_ray
 ) -> None:
     res = ResourcesSpec(learners=2, gpus_per_learner=gpus, device=device_name)
-    assert res.gpus_per_remote_learner() == expected
+    assert res.learner_gpu_request() == expected
     assert learner_gpus(res) == expected  # Ray not started: nothing to probe
 
 

@@ -152,6 +152,43 @@ def test_trial_bundles_reserve_the_custom_resources_that_place_the_actors():
     ]
 
 
+# What a learner asks for (`ResourcesSpec.learner_gpu_request`) is what its trial reserves: with
+# `device: cuda, gpus_per_learner: 0` the learner asks for 1 GPU, so a trial that reserved none
+# would hold a remote learner that never starts or a local one that Tune shows no GPU.
+GPU_RULE_CASES = [
+    # (resources, the driver's bundle, the remote learner's bundle or None)
+    ({"device": "cuda", "gpus_per_learner": 0, "learners": 0}, {"CPU": 1.0, "GPU": 1.0}, None),
+    (
+        {"device": "cuda", "gpus_per_learner": 0, "learners": 1},
+        {"CPU": 1.0},
+        {"CPU": 1.0, "GPU": 1.0},
+    ),
+    (
+        {"device": "cuda", "gpus_per_learner": 0.5, "learners": 1},
+        {"CPU": 1.0},
+        {"CPU": 1.0, "GPU": 0.5},
+    ),
+    ({"device": "cpu", "gpus_per_learner": 1, "learners": 1}, {"CPU": 1.0}, {"CPU": 1.0}),
+    ({"device": "cpu", "gpus_per_learner": 1, "learners": 0}, {"CPU": 1.0}, None),
+    ({"device": "auto", "gpus_per_learner": 0.5, "learners": 0}, {"CPU": 1.0, "GPU": 0.5}, None),
+    ({"device": "auto", "gpus_per_learner": 0, "learners": 1}, {"CPU": 1.0}, {"CPU": 1.0}),
+]
+
+
+@pytest.mark.parametrize(("resources", "driver", "learner"), GPU_RULE_CASES)
+def test_a_trial_reserves_the_gpus_its_learner_asks_for(resources, driver, learner):
+    expected = [driver] if learner is None else [driver, learner]
+    assert trial_bundles(_spec(resources=resources)) == expected
+
+
+def test_a_trials_own_gpu_is_kept_when_its_local_learner_asks_for_less():
+    spec = _spec(resources={"device": "auto", "gpus_per_learner": 0})
+    spec = validate_spec_data(
+        {**spec.dump(), "search": {**spec.dump()["search"], "resources": {"gpu": 0.25}}}
+    )
+    assert trial_bundles(spec) == [{"CPU": 1.0, "GPU": 0.25}]
+
+
 BUDGET = TrialBudget("env_steps", 3000, 333, 3.0)
 
 

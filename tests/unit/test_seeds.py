@@ -1,5 +1,6 @@
 """`rlp train --seeds`: what the option means, the across-seed statistics against numbers worked
-out by hand, the aggregate written to the experiment folder, and its error lines (no Ray)."""
+out by hand, the aggregate written to the experiment folder, its error lines, and what each
+seed's trial reserves (Ray imported, never started)."""
 
 import math
 from pathlib import Path
@@ -13,6 +14,8 @@ from rl_platform.errors import UserError
 from rl_platform.evaluation.plot import Curve, aggregate
 from rl_platform.seeds.selection import parse_seeds
 from rl_platform.seeds.summary import final_values, seeds_summary, summary_line
+from rl_platform.seeds.tuner import seed_bundles
+from rl_platform.spec import validate_spec_data
 from rl_platform.utils.stats import seed_stats
 from tests.conftest import EXPERIMENTS
 
@@ -126,3 +129,24 @@ def test_train_refuses_bad_seeds_in_one_line_before_ray(args, says):
     assert "Traceback" not in result.output
     assert says in " ".join(result.output.split())
     assert len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "resources, bundles",
+    [
+        ({"device": "cuda", "gpus_per_learner": 0, "learners": 0}, [{"CPU": 1.0, "GPU": 1.0}]),
+        (
+            {"device": "cuda", "gpus_per_learner": 0, "learners": 1},
+            [{"CPU": 1.0}, {"CPU": 1.0, "GPU": 1.0}],
+        ),
+        ({"device": "cpu", "gpus_per_learner": 1, "learners": 1}, [{"CPU": 1.0}, {"CPU": 1.0}]),
+        ({"device": "auto", "gpus_per_learner": 0.5, "learners": 0}, [{"CPU": 1.0, "GPU": 0.5}]),
+    ],
+)
+def test_a_seed_reserves_the_gpus_its_learner_asks_for(resources, bundles):
+    # `device: cuda, gpus_per_learner: 0`: the learner asks for 1 GPU, so the seed's trial must
+    # hold one (ResourcesSpec.learner_gpu_request, the rule search trials follow too).
+    spec = validate_spec_data(
+        {"name": "demo", "env": {"id": "CartPole-v1"}, "resources": resources}
+    )
+    assert seed_bundles(spec) == bundles
