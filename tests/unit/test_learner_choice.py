@@ -41,7 +41,7 @@ def test_auto_picks_the_array_learner_on_the_duel() -> None:
 def test_auto_falls_back_and_array_refuses_naming_the_key(extra, reason) -> None:
     choice = _spec(**extra).learner_choice()
     assert choice.kind == "rllib" and reason in choice.reason
-    with pytest.raises(SpecError, match="training.learner array cannot train this spec"):
+    with pytest.raises(SpecError, match=r"training\.learner array cannot train this spec"):
         _spec(**(extra | {"training": {"learner": "array"}}))
 
 
@@ -51,5 +51,5 @@ def test_rllib_is_always_honoured() -> None:
 
 def test_overlap_needs_the_array_runner() -> None:
     assert _spec(resources={"overlap": True}).resources.overlap
-    with pytest.raises(SpecError, match="resources.overlap acts in the array runner"):
+    with pytest.raises(SpecError, match=r"resources\.overlap acts in the array runner"):
         _spec(env={"runner": "rllib"}, resources={"overlap": True})
