@@ -5,14 +5,15 @@
 #   benchmarks/one_gpu_machine.sh OUT_DIR [MINUTES] [-s KEY=VALUE ...]
 #
 # 1. the CUDA tests (tests/gpu, the `gpu` marker);
-# 2. the plain-torch yardstick (benchmarks/plain_torch_recipe.py) on the GPU, 10 iterations;
+# 2. the plain-torch yardstick (benchmarks/plain_torch_recipe.py) on the GPU, 10 iterations,
+#    eager (the floor), then `--captured` (acting and minibatch steps as CUDA graphs: the bar);
 # 3. `rlp train experiments/duel_selfplay_transformer.yaml --profile gpu` for MINUTES of
 #    training (default 1.5) or 3M env steps, whichever comes first, sampled by py-spy for 60 s
 #    where py-spy is installed; if it fails in its first 2 minutes, once more without CUDA
 #    graphs (`resources.cuda_graphs=false`);
 # then the run's split (benchmarks/run_split.py). OUT_DIR gets summary.txt, console.txt, the
 # run's metrics.jsonl, evaluation.jsonl and train.log (copied as the run goes, so a run cut
-# short still leaves them), the yardstick's JSON and the py-spy profile.
+# short still leaves them), the yardstick's two JSONs and the py-spy profile.
 # PYTHON picks the interpreter (default python3).
 set -uo pipefail
 out=${1:?usage: one_gpu_machine.sh OUT_DIR [MINUTES] [-s KEY=VALUE ...]}
@@ -66,6 +67,9 @@ log "CUDA tests"
 log "plain-torch yardstick"
 timeout 150 "$python" -m benchmarks.plain_torch_recipe --device cuda --env-steps 40960 \
     --json "$out/plain_torch_recipe.json" 2>&1 | tail -6 | tee -a "$summary"
+timeout 150 "$python" -m benchmarks.plain_torch_recipe --device cuda --captured \
+    --env-steps 40960 --json "$out/plain_torch_recipe_captured.json" 2>&1 | tail -6 \
+    | tee -a "$summary"
 
 if ! train "$minutes" "$@"; then
     log "the run failed early: again without CUDA graphs"
