@@ -7,7 +7,7 @@
 # Prepared here beforehand: `benchmarks/fetch_gpu_wheels.sh` packs what the machine lacks (Ray
 # and the rest, benchmarks/gpu_wheels.txt) as .whl/site.tar.xz; the device call carries it
 # (`carry: [".whl/site.tar.xz"]`). Each step has its own time limit; the whole takes at most
-# ~9 minutes with the default MINUTES (4.0):
+# ~9 minutes with the default MINUTES (3.5):
 #   0. unpack the wheels into /tmp/site (20 s)
 #   1. the `gpu` tests: tests/gpu (90 s)
 #   2. the yardsticks, plain torch on the GPU: eager, then `--captured` (60 s each)
@@ -23,7 +23,7 @@
 # PYTHON picks the interpreter (default python3).
 set -uo pipefail
 out=${1:?usage: one_gpu_machine.sh OUT_DIR [MINUTES] [-s KEY=VALUE ...]}
-minutes=${2:-4.0}
+minutes=${2:-3.5}
 shift $(( $# >= 2 ? 2 : 1 ))
 python=${PYTHON:-python3}
 runs=$(mktemp -d)
