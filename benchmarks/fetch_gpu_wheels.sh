@@ -4,7 +4,7 @@
 # packed as .whl/site.tar.xz, which benchmarks/one_gpu_machine.sh unpacks there. One archive,
 # not the wheels: Ray's wheel alone is 79 MB, over the 64 MiB a call may carry; unpacked and
 # without Ray's Java jars (33 MB, unused) it packs to ~40 MB with xz. Carry it with
-# `carry: [".whl/site.tar.xz"]`. Takes ~3 minutes on 2 cores (xz -9).
+# `carry: [".whl/site.tar.xz"]`. Takes a few minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .whl
@@ -20,6 +20,6 @@ site=$(mktemp -d)
 for wheel in .whl/*.whl; do unzip -q -o "$wheel" -d "$site"; done
 rm -rf "$site/ray/jars"
 find "$site" -name __pycache__ -type d -prune -exec rm -rf {} +
-tar -cf - -C "$site" . | xz -9 -T2 > .whl/site.tar.xz
+tar -cf - -C "$site" . | xz -6 -T2 > .whl/site.tar.xz
 rm -rf "$site"
 ls -la .whl/site.tar.xz

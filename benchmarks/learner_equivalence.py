@@ -52,7 +52,8 @@ def spread(values: list[float]) -> dict[str, float]:
 
 
 def compare(results: dict[str, list[dict]]) -> list[dict]:
-    """Per evaluation point and mode: each arm's spread and whether they agree."""
+    """Per evaluation point and mode: each arm's spread and, per arm, whether it agrees with
+    RLlib's path (each median inside the other's range)."""
     rows = []
     first = next(iter(results.values()))
     for mode in MODES:
@@ -62,12 +63,12 @@ def compare(results: dict[str, list[dict]]) -> list[dict]:
                 for arm, runs in results.items()
             }
             base = arms["rllib"]
-            equal = all(
-                base["min"] <= other["median"] <= base["max"]
+            equal = {
+                name: base["min"] <= other["median"] <= base["max"]
                 and other["min"] <= base["median"] <= other["max"]
                 for name, other in arms.items()
                 if name != "rllib"
-            )
+            }
             rows.append({"mode": mode, "env_steps": steps, "arms": arms, "equal": equal})
     return rows
 
@@ -82,7 +83,17 @@ def main() -> None:
     parser.add_argument("--profile", default=None)
     parser.add_argument("--overlap", action="store_true")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--report", type=Path, default=None, help="print a results.json again")
     args = parser.parse_args()
+    if args.report is not None:
+        saved = json.loads(args.report.read_text())
+        for runs in (v for k, v in saved.items() if k != "args"):
+            for run in runs:  # JSON keys are strings: the env steps again as numbers
+                run["curve"] = {
+                    m: {int(k): v for k, v in c.items()} for m, c in run["curve"].items()
+                }
+        report({arm: runs for arm, runs in saved.items() if arm != "args"})
+        return
     spec = EXPERIMENTS / f"{args.spec}.yaml"
     out = args.out or Path(tempfile.mkdtemp(prefix="learner_equivalence-"))
     arms = ARMS | (OVERLAP_ARM if args.overlap else {})
@@ -94,17 +105,24 @@ def main() -> None:
             results[arm].append(run)
             print(f"seed {seed} {arm}: {run['curve']} | {run['env_steps_per_s']} env steps/s")
             write_json(out / "results.json", {"args": vars(args) | {"out": None}, **results})
+    report(results)
+    print(f"results: {out / 'results.json'}")
+
+
+def report(results: dict[str, list[dict]]) -> None:
     for row in compare(results):
         cells = " | ".join(
             f"{arm} {s['median']:.2f} ({s['min']:.2f}-{s['max']:.2f})"
             for arm, s in row["arms"].items()
         )
-        verdict = "equal within the spread" if row["equal"] else "NOT within the spread"
-        print(f"{row['mode']} @ {row['env_steps']:,}: {cells}: {verdict}")
+        verdicts = ", ".join(
+            f"{arm} {'equal within the spread' if same else 'NOT within the spread'}"
+            for arm, same in row["equal"].items()
+        )
+        print(f"{row['mode']} @ {row['env_steps']:,}: {cells}: {verdicts}")
     for arm, runs in results.items():
         speeds = [r["env_steps_per_s"] for r in runs]
         print(f"{arm}: env steps/s {spread(speeds)}")
-    print(f"results: {out / 'results.json'}")
 
 
 if __name__ == "__main__":
