@@ -7,6 +7,10 @@ Plain strings, so every side stays free of Ray imports.
 RETURN_MEAN = "train/episode_return_mean"
 """metrics.jsonl: the trained module's mean return over the last 100 episodes."""
 
+BC_COEF = "bc/coef"
+"""metrics.jsonl: the weight of the BC term in this iteration's update (`bc:`, its schedule);
+0 or absent when none. The health check reads it (`rl_platform.run.health`)."""
+
 EVAL_PREFIX = "eval/"
 """metrics.jsonl: every metric of evaluation during training (`rl_platform.run.periodic_eval`)."""
 

@@ -36,6 +36,7 @@ from rl_platform.bc_rules.labeler import find_labelers
 from rl_platform.bc_rules.schedule import BCSettings, settings_at
 from rl_platform.bc_rules.slicing import BC_MODE, BCMode
 from rl_platform.lifetime_steps import lifetime_env_steps, logged_lifetime_env_steps
+from rl_platform.metric_keys import BC_COEF
 from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.policies.loading import learned_parts
 from rl_platform.spec.bc import BCSpec
@@ -48,7 +49,7 @@ OUTCOME_SCORES = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 def settings_metrics(settings: BCSettings) -> dict[str, float]:
     return {
         "curriculum/phase": float(settings.phase),
-        "bc/coef": float(settings.coef),
+        BC_COEF: float(settings.coef),
         "bc/teacher_led": float(settings.teacher_led),
         "bc/student_led": float(settings.student_led),
     }

@@ -241,7 +241,12 @@ class HealthSpec(SpecModel):
     max_approx_kl: Annotated[float, Field(gt=0.0)] | None = 0.06
     """Warn and log `health/approx_kl_high` when an update's approx KL exceeds this."""
     max_clip_frac: Annotated[float, Field(gt=0.0, le=1.0)] | None = 0.30
-    """Warn and log `health/clip_frac_high` when PPO clips more than this share of samples."""
+    """Warn and log `health/clip_frac_high` when PPO clips more than this share of samples for
+    `clip_frac_iterations` iterations in a row."""
+    clip_frac_iterations: PositiveInt = 2
+    """How many iterations in a row `train/clip_frac` must exceed `max_clip_frac`. RLlib's PPO
+    learner reports one minibatch's fraction (the update's last), which healthy CartPole runs
+    pushed past 0.3 for single iterations, never two in a row (docs/training.md, "Health")."""
     zero_reward_iterations: PositiveInt | None = 20
     """Warn and log `health/reward_zero/<component>` when a reward component stays exactly 0
     for this many iterations in a row (a dead term: a weight of 0, a broken env signal)."""
