@@ -28,9 +28,8 @@ def run_arm(args: argparse.Namespace, learner: str, out: Path) -> dict[str, floa
     overrides = [
         f"training.learner={learner}",
         f"stop={{iterations: {args.iterations}}}",
-        "evaluation.every_env_steps=null",
-        "checkpoint.every_env_steps=null",
-        "checkpoint.every_iterations=null",
+        "~evaluation",
+        "checkpoint.every_env_steps=100000000",
         *QUIET,
     ]
     run_dir = rlp_train(
