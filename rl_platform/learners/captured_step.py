@@ -21,24 +21,16 @@ turns it off on CUDA too).
 """
 
 from dataclasses import fields
-from typing import Any
 
 import torch
 from loguru import logger
 
 from rl_platform.learners.flat_batch import FlatBatch
 from rl_platform.learners.update_step import UpdateStep
+from rl_platform.sampling.rollout_batch import map_tensors
 
 WARMUP = 2
 """Eager steps on a side stream before the capture (lazy initializations happen there)."""
-
-
-def _map(fn: Any, value: Any) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        return {key: fn(item) for key, item in value.items()}
-    return fn(value)
 
 
 class _Static:
@@ -50,7 +42,9 @@ class _Static:
         def empty(t: torch.Tensor) -> torch.Tensor:
             return torch.zeros((capacity, *t.shape[1:]), dtype=t.dtype, device=t.device)
 
-        self.batch = FlatBatch(**{f.name: _map(empty, getattr(like, f.name)) for f in fields(like)})
+        self.batch = FlatBatch(
+            **{f.name: map_tensors(empty, getattr(like, f.name)) for f in fields(like)}
+        )
 
     def load(self, flat: FlatBatch) -> None:
         size = flat.size

@@ -22,16 +22,10 @@ from ray.rllib.core.columns import Columns
 
 from rl_platform.losses.gae import generalized_advantages, standardized
 from rl_platform.modules.recurrent_module import RESETS
-from rl_platform.sampling.rollout_batch import RolloutBatch, Tensors
+from rl_platform.sampling.rollout_batch import RolloutBatch, Tensors, map_tensors
 
 VALUE_CHUNK = 16384
 """Rows per no-grad critic pass (bounds the memory of the values pass)."""
-
-
-def _map(fn: Any, value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {key: fn(item) for key, item in value.items()}
-    return fn(value)
 
 
 @dataclass
@@ -68,7 +62,7 @@ class FlatBatch:
         """The minibatch at `index` (a device index tensor: no host read)."""
 
         def take(value: Any) -> Any:
-            return None if value is None else _map(lambda t: t.index_select(0, index), value)
+            return map_tensors(lambda t: t.index_select(0, index), value)
 
         names = ("obs", "actions", "logp", "logits", "advantages", "value_targets")
         return FlatBatch(
@@ -87,9 +81,9 @@ def values_of(module: Any, obs: Tensors) -> torch.Tensor:
     size = next(iter(obs.values())).shape[0] if isinstance(obs, Mapping) else obs.shape[0]
     pieces = []
     for start in range(0, size, VALUE_CHUNK):
-        chunk = _map(lambda t, s=start: t[s : s + VALUE_CHUNK], obs)
+        chunk = map_tensors(lambda t, s=start: t[s : s + VALUE_CHUNK], obs)
         if stateful:
-            chunk = _map(lambda t: t[:, None], chunk)
+            chunk = map_tensors(lambda t: t[:, None], chunk)
         values = module.compute_values({Columns.OBS: chunk})
         pieces.append(values[:, 0] if stateful else values)
     return torch.cat(pieces).float()
@@ -97,7 +91,7 @@ def values_of(module: Any, obs: Tensors) -> torch.Tensor:
 
 def _steps(value: Tensors) -> Tensors:
     """`[T, R, ...]` -> `[T * R, ...]`."""
-    return _map(lambda t: t.reshape(-1, *t.shape[2:]), value)
+    return map_tensors(lambda t: t.reshape(-1, *t.shape[2:]), value)
 
 
 def _sequences(value: Tensors, seq_len: int) -> Tensors:
@@ -112,7 +106,7 @@ def _sequences(value: Tensors, seq_len: int) -> Tensors:
         moved = padded.view(pieces, seq_len, rows, *t.shape[2:]).transpose(1, 2)
         return moved.reshape(pieces * rows, seq_len, *t.shape[2:])
 
-    return _map(cut, value)
+    return map_tensors(cut, value)
 
 
 @torch.no_grad()
@@ -147,7 +141,10 @@ def flat_batch(module: Any, rollout: RolloutBatch, *, gamma: float, lambda_: flo
     if rollout.state_in is None:
         index = rollout.valid.reshape(-1).nonzero()[:, 0]
         return FlatBatch(
-            **{k: _map(lambda t: t.index_select(0, index), _steps(v)) for k, v in columns.items()}
+            **{
+                k: map_tensors(lambda t: t.index_select(0, index), _steps(v))
+                for k, v in columns.items()
+            }
         )
     return _sequence_batch(rollout, columns)
 
@@ -162,7 +159,7 @@ def _sequence_batch(rollout: RolloutBatch, columns: dict[str, Any]) -> FlatBatch
     valid = _sequences(rollout.valid, seq_len)
     index = valid.any(dim=1).nonzero()[:, 0]
     state_in = {k: v.reshape(-1, *v.shape[2:]) for k, v in rollout.state_in.items()}
-    take = lambda v: _map(lambda t: t.index_select(0, index), v)  # noqa: E731
+    take = lambda v: map_tensors(lambda t: t.index_select(0, index), v)  # noqa: E731
     return FlatBatch(
         **{k: take(v) for k, v in cut.items()},
         valid=take(valid),

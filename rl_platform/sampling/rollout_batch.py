@@ -27,7 +27,11 @@ from rl_platform.sampling.rollout import RolloutArrays
 Tensors = torch.Tensor | dict[str, torch.Tensor]
 
 
-def _map(fn: Any, value: Any) -> Any:
+def map_tensors(fn: Any, value: Any) -> Any:
+    """`fn` over a tensor, or over each tensor of a dict of them (observations, states);
+    None stays None."""
+    if value is None:
+        return None
     if isinstance(value, Mapping):
         return {key: fn(item) for key, item in value.items()}
     return fn(value)
@@ -90,7 +94,7 @@ class RolloutBatch:
         """The same batch with every tensor on `device`."""
 
         def move(value: Any) -> Any:
-            return None if value is None else _map(lambda t: t.to(device), value)
+            return map_tensors(lambda t: t.to(device), value)
 
         tensor_fields = ("obs", "last_obs", "final_obs", "actions", "logp", "logits", "state_in")
         flags = ("rewards", "terminated", "ended", "valid")
@@ -116,13 +120,15 @@ def rollout_batch(
     truncated = arrays.truncated[steps]
     final_obs = None
     if truncated.any():
-        final_obs = _map(lambda v: _seat_rows(v[steps]), arrays.final_obs)
+        final_obs = map_tensors(lambda v: _seat_rows(v[steps]), arrays.final_obs)
     return RolloutBatch(
         module_id=module_id,
-        obs=_map(lambda v: _seat_rows(v[steps]), arrays.obs),
+        obs=map_tensors(lambda v: _seat_rows(v[steps]), arrays.obs),
         # A copy: a game may write its next observations into the same buffer, and with
         # `resources.overlap` the next rollout runs while the learner reads this one.
-        last_obs=_map(lambda v: torch.from_numpy(np.array(v.reshape(-1, *v.shape[2:]))), last_obs),
+        last_obs=map_tensors(
+            lambda v: torch.from_numpy(np.array(v.reshape(-1, *v.shape[2:]))), last_obs
+        ),
         final_obs=final_obs,
         actions=_seat_rows(arrays.actions[steps]),
         logp=_seat_rows(arrays.extras[logp_key][steps]),

@@ -55,7 +55,8 @@ LAYERS = (
         modules.nets modules.lstm_net modules.masked_mlp_net modules.transformer
         modules.transformer_lstm_net modules.streaming_encoder modules.action_mask_space
         connectors.history_window policies.base sampling.seat_plan sampling.rollout
-        sampling.game_stats sampling.seat_states sampling.model_inputs""",
+        sampling.game_stats sampling.seat_states sampling.model_inputs sampling.rollout_batch
+        sampling.overlap sampling.runner_settings""",
     ),
     _layer(
         "adapters",
