@@ -105,6 +105,8 @@ class ArrayPPOLearner(PlatformPPOLearner):
             if module_id not in self.module or not self.should_module_be_updated(module_id):
                 continue
             flat = self.flat_batch(module_id, parts)
+            if flat.size == 0:  # the module played no game of this batch: nothing to learn
+                continue
             size, per_row = flat.size, flat.steps_per_row
             rows = max(1, (minibatch_size or size * per_row) // per_row)
             if self.config.learner_config_dict.get(DECOUPLED_KEY, False):

@@ -390,3 +390,31 @@ def test_without_lag_the_decoupled_batch_is_the_ppo_batch(ray_local) -> None:
     want = torch.ones(40)
     want[0] = torch.exp(torch.tensor(0.1))
     torch.testing.assert_close(decoupled.behaviour_weights, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_module_without_a_valid_step_is_left_alone(ray_local) -> None:
+    """A trained module that played no game of the batch (a league's second learner, say):
+    the update skips it instead of dividing by an empty batch."""
+    from rl_platform.sampling.rollout_batch import RolloutBatch
+
+    learner = _learner(_spec())
+    before = [p.detach().clone() for p in learner.module[MODULE].parameters()]
+    steps, rows = 5, 4
+    zeros = torch.zeros(steps, rows)
+    empty = RolloutBatch(
+        module_id=MODULE,
+        obs=torch.zeros(steps, rows, OBS_DIM),
+        last_obs=torch.zeros(rows, OBS_DIM),
+        final_obs=None,
+        actions=zeros.long(),
+        logp=zeros,
+        logits=torch.zeros(steps, rows, ACTIONS),
+        rewards=zeros,
+        terminated=zeros.bool(),
+        ended=zeros.bool(),
+        valid=zeros.bool(),
+        num_env_steps=steps * rows,
+    )
+    learner.update(episodes=[empty], timesteps={}, num_epochs=2, minibatch_size=8)
+    for p, saved in zip(learner.module[MODULE].parameters(), before, strict=True):
+        assert torch.equal(p.detach(), saved)
