@@ -177,35 +177,27 @@ def rollout_batches(
     ]
 
 
+def _cat(values: list[Tensors], dim: int) -> Tensors:
+    if isinstance(values[0], Mapping):
+        return {key: torch.cat([v[key] for v in values], dim=dim) for key in values[0]}
+    return torch.cat(values, dim=dim)
+
+
 def joined(parts: list[RolloutBatch]) -> RolloutBatch:
     """Several runners' batches of one module (the same T) as one: their rows side by side."""
     if len(parts) == 1:
         return parts[0]
     first = parts[0]
-
-    def cat(name: str, dim: int) -> Any:
-        values = [getattr(part, name) for part in parts]
-        if isinstance(values[0], Mapping):
-            return {key: torch.cat([v[key] for v in values], dim=dim) for key in values[0]}
-        return torch.cat(values, dim=dim)
-
+    step_fields = ("obs", "actions", "logp", "logits", "rewards", "terminated", "ended", "valid")
     final_obs = None
     if any(part.final_obs is not None for part in parts):
-        final_obs = [
-            part.obs if part.final_obs is None else part.final_obs for part in parts
-        ]  # rows of a part without truncations are never read
-        final_obs = (
-            {k: torch.cat([v[k] for v in final_obs], dim=1) for k in final_obs[0]}
-            if isinstance(final_obs[0], Mapping)
-            else torch.cat(final_obs, dim=1)
-        )
-    step_fields = ("obs", "actions", "logp", "logits", "rewards", "terminated", "ended", "valid")
-    state_in = None if first.state_in is None else cat("state_in", 1)
+        # A part without truncations has no final observations; its rows are never read.
+        final_obs = _cat([p.obs if p.final_obs is None else p.final_obs for p in parts], 1)
     return replace(
         first,
-        **{name: cat(name, 1) for name in step_fields},
-        state_in=state_in,
-        last_obs=cat("last_obs", 0),
+        **{name: _cat([getattr(p, name) for p in parts], 1) for name in step_fields},
+        state_in=None if first.state_in is None else _cat([p.state_in for p in parts], 1),
+        last_obs=_cat([p.last_obs for p in parts], 0),
         final_obs=final_obs,
         num_env_steps=sum(part.num_env_steps for part in parts),
     )
