@@ -9,7 +9,7 @@ from rl_platform.spec.base import Integer, SpecModel
 from rl_platform.spec.bc import BCSpec
 from rl_platform.spec.evaluation import EvaluationSpec
 from rl_platform.spec.league import LeagueSpec
-from rl_platform.spec.learner_choice import LearnerChoice, choose_learner
+from rl_platform.spec.learner_choice import LearnerChoice, LearnerFacts, choose_learner
 from rl_platform.spec.model import ModelSpec
 from rl_platform.spec.model_types.mlp import MLPModelSpec
 from rl_platform.spec.runner_choice import RunnerChoice, choose_runner
@@ -263,8 +263,7 @@ class ExperimentSpec(SpecModel):
         """Which learner path trains this spec (`training.learner`,
         rl_platform/spec/learner_choice.py); raises ValueError when `array` is asked for and
         impossible."""
-        return choose_learner(
-            requested=getattr(self.training, "learner", "rllib"),
+        facts = LearnerFacts(
             runner=self.runner_choice().kind,
             env=self.env.facts(),
             algo=self.algo,
@@ -275,6 +274,7 @@ class ExperimentSpec(SpecModel):
             has_bc=self.bc is not None,
             learners=self.resources.learners,
         )
+        return choose_learner(requested=getattr(self.training, "learner", "rllib"), facts=facts)
 
     def _auxiliary_loss_key(self) -> str | None:
         """The model key that adds an auxiliary loss term (transformer_lstm's), if any."""

@@ -22,63 +22,46 @@ class LearnerChoice:
     reason: str
 
 
-def _blocker(
-    *,
-    runner: str,
-    env: EnvFacts,
-    algo: str,
-    model_type: str,
-    stateful: bool,
-    memory_critic: bool,
-    auxiliary: str | None,
-    has_bc: bool,
-    learners: int,
-) -> str | None:
+@dataclass(frozen=True)
+class LearnerFacts:
+    """What the choice reads of a spec (`ExperimentSpec.learner_choice` fills it)."""
+
+    runner: str
+    env: EnvFacts
+    algo: str
+    model_type: str
+    stateful: bool
+    memory_critic: bool = False
+    auxiliary: str | None = None
+    """The model key that adds an auxiliary loss term, if any."""
+    has_bc: bool = False
+    learners: int = 0
+
+
+def _blocker(facts: LearnerFacts) -> str | None:
     """Why the array learner cannot train this spec, or None if it can."""
-    if runner != "vector":
+    if facts.runner != "vector":
         return "its samples come from RLlib's runner (env.runner)"
-    if algo != "PPO":
-        return f"algo {algo} is not PPO"
-    if env.turn_based:
-        return f"env {env.env_id!r} is turn-based"
-    if stateful and memory_critic:
-        return f"model.type {model_type} has critic_input: memory"
-    if auxiliary is not None:
-        return f"model.{auxiliary} adds an auxiliary loss"
-    if has_bc:
+    if facts.algo != "PPO":
+        return f"algo {facts.algo} is not PPO"
+    if facts.env.turn_based:
+        return f"env {facts.env.env_id!r} is turn-based"
+    if facts.stateful and facts.memory_critic:
+        return f"model.type {facts.model_type} has critic_input: memory"
+    if facts.auxiliary is not None:
+        return f"model.{facts.auxiliary} adds an auxiliary loss"
+    if facts.has_bc:
         return "the spec has a bc: block"
-    if learners > 1:
-        return f"resources.learners {learners} > 1"
+    if facts.learners > 1:
+        return f"resources.learners {facts.learners} > 1"
     return None
 
 
-def choose_learner(
-    *,
-    requested: str,
-    runner: str,
-    env: EnvFacts,
-    algo: str,
-    model_type: str,
-    stateful: bool,
-    memory_critic: bool = False,
-    auxiliary: str | None = None,
-    has_bc: bool,
-    learners: int,
-) -> LearnerChoice:
+def choose_learner(*, requested: str, facts: LearnerFacts) -> LearnerChoice:
     """Resolve `training.learner`; raises ValueError when `array` is asked for and impossible."""
     if requested == "rllib":
         return LearnerChoice("rllib", "training.learner: rllib")
-    blocker = _blocker(
-        runner=runner,
-        env=env,
-        algo=algo,
-        model_type=model_type,
-        stateful=stateful,
-        memory_critic=memory_critic,
-        auxiliary=auxiliary,
-        has_bc=has_bc,
-        learners=learners,
-    )
+    blocker = _blocker(facts)
     if blocker is None:
         return LearnerChoice("array", "PPO on the array runner's fixed-shape rollouts")
     if requested == "array":
