@@ -23,17 +23,20 @@ def algorithm_config_class(algo: str) -> type[AlgorithmConfig]:
 
 
 def learner_class(spec: ExperimentSpec) -> type:
-    """PPO with a `bc:` block learns with `BCPPOLearner`, PPO on the array runner's rollouts
-    with `ArrayPPOLearner` (`training.learner`); every class guards its updates."""
+    """PPO on the array runner's rollouts learns with `ArrayPPOLearner` (`training.learner`),
+    with `ArrayBCPPOLearner` where the spec has `bc:`; other PPO with a `bc:` block with
+    `BCPPOLearner`; every class guards its updates."""
     from rl_platform.learners import guarded
+    from rl_platform.learners.array_bc_ppo import ArrayBCPPOLearner
     from rl_platform.learners.array_ppo import ArrayPPOLearner
     from rl_platform.learners.bc_ppo import BCPPOLearner
     from rl_platform.learners.offline_bc import GuardedBCLearner
     from rl_platform.learners.ppo import PlatformPPOLearner
 
+    array = spec.algo == "PPO" and spec.learner_choice().kind == "array"
     if spec.bc is not None and spec.algo == "PPO":
-        return BCPPOLearner
-    if spec.learner_choice().kind == "array":
+        return ArrayBCPPOLearner if array else BCPPOLearner
+    if array:
         return ArrayPPOLearner
     classes = {"PPO": PlatformPPOLearner, "APPO": guarded.GuardedAPPOLearner}
     classes |= {"IMPALA": guarded.GuardedIMPALALearner, "DQN": guarded.GuardedDQNLearner}

@@ -44,7 +44,7 @@ from rl_platform.learners import CAPTURE_UPDATE_KEY, DECOUPLED_KEY, HEALTH_NONFI
 from rl_platform.learners.captured_step import CapturedStep
 from rl_platform.learners.flat_batch import FlatBatch, flat_batch, with_proximal_policy
 from rl_platform.learners.ppo import PlatformPPOLearner
-from rl_platform.learners.update_step import METRIC_KEYS, StepSettings, UpdateStep
+from rl_platform.learners.update_step import StepSettings, UpdateStep
 from rl_platform.sampling.rollout_batch import RolloutBatch, joined
 
 
@@ -140,13 +140,15 @@ class ArrayPPOLearner(PlatformPPOLearner):
 
     def train_minibatches(
         self, module_id: str, flat: FlatBatch, order: torch.Tensor
-    ) -> torch.Tensor:
-        """Every minibatch step of `order` on `flat`; the summed metrics (`METRIC_KEYS`)."""
+    ) -> dict[str, torch.Tensor]:
+        """Every minibatch step of `order` on `flat`; each metric's sum over them, on the
+        device (`UpdateStep.metric_keys`)."""
         step = self._update_step(module_id)
-        sums = torch.zeros(len(METRIC_KEYS), device=self._device)
+        keys = (step.step if isinstance(step, CapturedStep) else step).metric_keys
+        sums = torch.zeros(len(keys), device=self._device)
         for index in order:
             sums += step(flat, index)
-        return sums
+        return dict(zip(keys, sums, strict=True))
 
     def _update_step(self, module_id: str) -> UpdateStep | CapturedStep:
         """The module's step: captured as a CUDA graph on CUDA unless the spec says
@@ -176,14 +178,32 @@ class ArrayPPOLearner(PlatformPPOLearner):
             kl_coeff=self.curr_kl_coeffs_per_module[module_id] if config.use_kl_loss else None,
             grad_clip=config.grad_clip,
         )
-        return UpdateStep(self.module[module_id], optimizers, settings, device=self._device)
+        return UpdateStep(
+            self.module[module_id],
+            optimizers,
+            settings,
+            device=self._device,
+            bc_coef=self.bc_coef(module_id),
+        )
+
+    def bc_coef(self, module_id: str) -> float | None:
+        """BC's weight for this module's steps; None: the step has no BC term (a subclass
+        with `bc:` says otherwise, learners/array_bc_ppo.py)."""
+        return None
 
     def _log_update(
-        self, module_id: str, sums: torch.Tensor, *, steps: int, count: int, env_steps: int
+        self,
+        module_id: str,
+        sums: dict[str, torch.Tensor],
+        *,
+        steps: int,
+        count: int,
+        env_steps: int,
     ) -> None:
         """The update's metrics under RLlib's keys: means over its `count` minibatches of
         `steps` steps in all; one host read."""
-        values = dict(zip(METRIC_KEYS, (sums / count).tolist(), strict=True))
+        means = (torch.stack(list(sums.values())) / count).tolist()
+        values = dict(zip(sums, means, strict=True))
         skipped = values.pop("nonfinite")
         self.metrics.log_dict(values, key=module_id, window=1)
         self.metrics.log_value(

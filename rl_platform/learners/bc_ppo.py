@@ -32,20 +32,11 @@ from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION
 from rl_platform.connectors.label_recorder import LabelRecorder
 from rl_platform.connectors.student_advantages import StudentAdvantages
 from rl_platform.learners.ppo import PlatformPPOLearner
-from rl_platform.losses.bc import bc_terms, ppo_loss_mask, total_loss
+from rl_platform.losses.bc import BC_METRIC_NAMES, bc_terms, ppo_loss_mask, total_loss
 from rl_platform.seed_tree import SeedTree
 from rl_platform.spec.bc import BCSpec
 
 LEARNER_CONFIG_KEY = "rlp_bc"
-_METRIC_NAMES = {
-    "loss_bc": "loss/bc",
-    "loss_ppo": "loss/ppo",
-    "bc_accuracy": "bc/accuracy",
-    "bc_cross_entropy": "bc/cross_entropy",
-    "bc_teacher_led_frac": "bc/teacher_led_frac",
-    "bc_student_led_frac": "bc/student_led_frac",
-    "bc_labelled_steps": "bc/labelled_steps",
-}
 
 
 class BCPPOLearner(PlatformPPOLearner):
@@ -143,7 +134,7 @@ class BCPPOLearner(PlatformPPOLearner):
             coef=self.bc_settings.coef,
             loss_mask=loss_mask,
         )
-        metrics = {_METRIC_NAMES[k]: v.detach() for k, v in terms.items() if k in _METRIC_NAMES}
+        metrics = {BC_METRIC_NAMES[k]: v.detach() for k, v in terms.items() if k in BC_METRIC_NAMES}
         metrics["bc/coef"] = torch.tensor(float(self.bc_settings.coef))
         # Mean over the iteration's minibatches (RLlib 2.60 clears series stats on reduce).
         self.metrics.log_dict(metrics, key=module_id, reduce="mean")

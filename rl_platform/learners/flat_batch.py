@@ -5,6 +5,8 @@ observations come from one no-grad pass of the module's critic (`compute_values`
 ValueFunctionAPI, as RLlib's GAE connector asks it); GAE runs over the `[T, R]` grid
 (rl_platform/losses/gae.py) and the advantages are standardized over the valid steps. The
 valid steps are then gathered once into `[M, ...]` tensors: the update's one host read is M.
+With BC's columns (a spec with `bc:`) the advantages are standardized over the steps PPO
+learns from, the student's, and the teacher's actions and the modes travel with the steps.
 
 One difference from RLlib's learner connectors, on purpose: RLlib appends an artificial step
 to every episode chunk (`AddOneTsToEpisodesAndTruncate`) and standardizes the advantages over
@@ -20,6 +22,8 @@ from typing import Any
 import torch
 from ray.rllib.core.columns import Columns
 
+from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION
+from rl_platform.losses.bc import ppo_loss_mask
 from rl_platform.losses.gae import generalized_advantages, standardized
 from rl_platform.modules.recurrent_module import RESETS
 from rl_platform.sampling.rollout_batch import RolloutBatch, Tensors, map_tensors
@@ -48,6 +52,10 @@ class FlatBatch:
     """Sequences: `[S, ...]` the state each sequence starts from."""
     behaviour_weights: torch.Tensor | None = None
     """Decoupled PPO (`with_proximal_policy`): pi_prox / pi_behaviour per step."""
+    teacher_actions: torch.Tensor | None = None
+    """BC (a spec with `bc:`): the teacher's action per step, -1 where none labelled it."""
+    bc_mode: torch.Tensor | None = None
+    """BC: who acted at each step (`BCMode`); teacher-led steps are BC's alone."""
 
     @property
     def size(self) -> int:
@@ -68,9 +76,12 @@ class FlatBatch:
         return FlatBatch(
             **{
                 name: take(getattr(self, name))
-                for name in (*names, "valid", "resets", "state_in", "behaviour_weights")
+                for name in (*names, *_OPTIONAL)
             }
         )
+
+
+_OPTIONAL = ("valid", "resets", "state_in", "behaviour_weights", "teacher_actions", "bc_mode")
 
 
 @torch.no_grad()
@@ -135,9 +146,12 @@ def flat_batch(module: Any, rollout: RolloutBatch, *, gamma: float, lambda_: flo
         "actions": rollout.actions,
         "logp": rollout.logp.float(),
         "logits": rollout.logits.float(),
-        "advantages": standardized(advantages, rollout.valid),
+        "advantages": _standardized_advantages(advantages, rollout),
         "value_targets": targets,
     }
+    if BC_MODE in rollout.columns:
+        columns["bc_mode"] = rollout.columns[BC_MODE]
+        columns["teacher_actions"] = rollout.columns[TEACHER_ACTION]
     if rollout.state_in is None:
         index = rollout.valid.reshape(-1).nonzero()[:, 0]
         return FlatBatch(
@@ -147,6 +161,15 @@ def flat_batch(module: Any, rollout: RolloutBatch, *, gamma: float, lambda_: flo
             }
         )
     return _sequence_batch(rollout, columns)
+
+
+def _standardized_advantages(advantages: torch.Tensor, rollout: RolloutBatch) -> torch.Tensor:
+    """Standardized over the steps PPO learns from: the valid ones, less BC's teacher-led
+    steps (whose actions were the teacher's; `StudentAdvantages` on RLlib's path), which get 0."""
+    if BC_MODE not in rollout.columns:
+        return standardized(advantages, rollout.valid)
+    ppo_steps = ppo_loss_mask(bc_mode=rollout.columns[BC_MODE], loss_mask=rollout.valid)
+    return torch.where(ppo_steps, standardized(advantages, ppo_steps), 0.0)
 
 
 def _sequence_batch(rollout: RolloutBatch, columns: dict[str, Any]) -> FlatBatch:

@@ -21,6 +21,7 @@ from ray.rllib.core.columns import Columns
 
 from rl_platform.learners.device_adam import adam_step, prepare_state
 from rl_platform.learners.flat_batch import FlatBatch
+from rl_platform.losses.bc import BC_METRIC_NAMES, bc_terms, ppo_loss_mask
 from rl_platform.losses.ppo import ppo_loss, total_loss
 from rl_platform.modules.recurrent_module import RESETS
 
@@ -41,6 +42,13 @@ METRIC_KEYS = (
     "nonfinite",
 )
 """What each step returns, in order; the learner logs their means over an update."""
+BC_METRIC_KEYS = (*BC_METRIC_NAMES.values(), "bc/coef")
+"""What a step with BC (`bc_coef`) returns besides, before `nonfinite`."""
+
+
+def metric_keys(*, bc: bool) -> tuple[str, ...]:
+    """The keys of a step's metrics, in order; `nonfinite` is always the last."""
+    return (*METRIC_KEYS[:-1], *BC_METRIC_KEYS, METRIC_KEYS[-1]) if bc else METRIC_KEYS
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,7 @@ class UpdateStep:
         settings: StepSettings,
         *,
         device: torch.device | str,
+        bc_coef: float | None = None,
     ) -> None:
         self.module, self.optimizers, self.settings = module, optimizers, settings
         for optimizer in optimizers:
@@ -79,6 +88,9 @@ class UpdateStep:
             torch.tensor(float(opt.param_groups[0]["lr"]), device=device) for opt in optimizers
         ]
         self.entropy_coeff = torch.tensor(settings.entropy_coeff, device=device)
+        # BC's weight moves with the env steps, so it is a tensor as the learning rate is.
+        self.bc_coef = None if bc_coef is None else torch.tensor(float(bc_coef), device=device)
+        self.metric_keys = metric_keys(bc=bc_coef is not None)
         self.params = [p for opt in optimizers for g in opt.param_groups for p in g["params"]]
 
     def take_schedules(self, other: "UpdateStep") -> None:
@@ -87,6 +99,8 @@ class UpdateStep:
         for mine, new in zip(self.lr, other.lr, strict=True):
             mine.copy_(new)
         self.entropy_coeff.copy_(other.entropy_coeff)
+        if self.bc_coef is not None:
+            self.bc_coef.copy_(other.bc_coef)
 
     def __call__(self, batch: FlatBatch, index: torch.Tensor) -> torch.Tensor:
         minibatch = batch.rows(index)
@@ -109,16 +123,21 @@ class UpdateStep:
             "nonfinite": 1.0 - ok,
         }
         zero = torch.zeros((), device=norm.device)
-        return torch.stack([torch.as_tensor(metrics.get(k, zero)).detach() for k in METRIC_KEYS])
+        return torch.stack(
+            [torch.as_tensor(metrics.get(k, zero)).detach() for k in self.metric_keys]
+        )
 
     def loss_terms(self, minibatch: FlatBatch) -> dict[str, torch.Tensor]:
         """The PPO terms of one minibatch under the module's current parameters."""
         settings = self.settings
         batch: dict[str, Any] = {Columns.OBS: minibatch.obs}
-        weights = torch.ones_like(minibatch.advantages)
+        valid = torch.ones_like(minibatch.advantages, dtype=torch.bool)
         if minibatch.state_in is not None:  # sequences [B, L]: flattened after the forward
             batch |= {Columns.STATE_IN: minibatch.state_in, RESETS: minibatch.resets}
-            weights = minibatch.valid.to(weights.dtype)
+            valid = minibatch.valid
+        weights = valid.to(minibatch.advantages.dtype)
+        if minibatch.bc_mode is not None:  # teacher-led steps are BC's alone
+            weights = ppo_loss_mask(bc_mode=minibatch.bc_mode, loss_mask=valid).to(weights.dtype)
         out = self.module.forward_train(batch)
         values = self.module.compute_values(batch, embeddings=out.get(Columns.EMBEDDINGS))
         logits = out[Columns.ACTION_DIST_INPUTS]
@@ -148,4 +167,22 @@ class UpdateStep:
         terms["loss/policy"] = terms["loss_policy"].detach()
         terms["loss/value"] = terms["loss_value"].detach()
         terms["loss/entropy"] = terms["loss_entropy"].detach()
+        if minibatch.bc_mode is not None and self.bc_coef is not None:
+            terms |= self._bc_terms(logits, minibatch, valid=valid, ppo=total_loss(terms))
         return terms
+
+    def _bc_terms(
+        self, logits: torch.Tensor, minibatch: FlatBatch, *, valid: torch.Tensor, ppo
+    ) -> dict[str, torch.Tensor]:
+        """BC's cross-entropy to the teacher on the labelled steps (rl_platform/losses/bc.py)
+        and its diagnostics under their metric keys; `ppo` is the PPO terms' sum."""
+        terms = bc_terms(
+            logits=logits,
+            teacher_actions=minibatch.teacher_actions.reshape(logits.shape[:-1]),
+            bc_mode=minibatch.bc_mode.reshape(logits.shape[:-1]),
+            coef=self.bc_coef,
+            loss_mask=valid.reshape(logits.shape[:-1]),
+        )
+        metrics = {BC_METRIC_NAMES[k]: v.detach() for k, v in terms.items()}
+        metrics["loss/ppo"] = ppo.detach()
+        return {"loss_bc": terms["loss_bc"], **metrics, "bc/coef": self.bc_coef}

@@ -22,6 +22,16 @@ from rl_platform.bc_rules.slicing import BCMode
 from rl_platform.losses.ppo_diagnostics import masked_mean
 
 LOSS_PREFIX = "loss_"
+BC_METRIC_NAMES = {
+    "loss_bc": "loss/bc",
+    "loss_ppo": "loss/ppo",
+    "bc_accuracy": "bc/accuracy",
+    "bc_cross_entropy": "bc/cross_entropy",
+    "bc_teacher_led_frac": "bc/teacher_led_frac",
+    "bc_student_led_frac": "bc/student_led_frac",
+    "bc_labelled_steps": "bc/labelled_steps",
+}
+"""Each term's metric key (per module, the mean over an update's minibatches), and `bc/coef`."""
 
 
 def _valid(bc_mode: torch.Tensor, loss_mask: torch.Tensor | None) -> torch.Tensor:
@@ -60,7 +70,7 @@ def bc_terms(
     logits: torch.Tensor,
     teacher_actions: torch.Tensor,
     bc_mode: torch.Tensor,
-    coef: float,
+    coef: float | torch.Tensor,
     loss_mask: torch.Tensor | None = None,
 ) -> dict[str, torch.Tensor]:
     """`loss_bc` = coef * mean cross-entropy to the teacher over labelled steps, + diagnostics.

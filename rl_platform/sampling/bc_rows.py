@@ -24,6 +24,9 @@ from rl_platform.sampling.game_stats import WINDOW
 from rl_platform.sampling.module_actions import PolicyOutput
 from rl_platform.sampling.rollout import RolloutArrays
 
+BC_COLUMNS = (TEACHER_ACTION, BC_MODE)
+"""The per-step columns these rows add (what the array learner reads of them)."""
+
 
 class BCRows:
     """Labels the cloned module's rows (see the module docstring)."""

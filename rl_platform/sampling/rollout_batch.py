@@ -16,7 +16,7 @@ has to satisfy to travel RLlib's PPO `training_step`.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -76,6 +76,9 @@ class RolloutBatch:
     `seq_len`), where the learner's sequences start; None for stateless modules."""
     seq_len: int = 0
     """The module's `max_seq_len` (0: stateless)."""
+    columns: dict[str, torch.Tensor] = field(default_factory=dict)
+    """Further `[T, R]` per-step columns the runner labelled (BC's teacher actions and modes,
+    rl_platform/bc_rules/slicing.py)."""
 
     def env_steps(self) -> int:
         return self.num_env_steps
@@ -97,7 +100,7 @@ class RolloutBatch:
             return map_tensors(lambda t: t.to(device), value)
 
         tensor_fields = ("obs", "last_obs", "final_obs", "actions", "logp", "logits", "state_in")
-        flags = ("rewards", "terminated", "ended", "valid")
+        flags = ("rewards", "terminated", "ended", "valid", "columns")
         return replace(self, **{name: move(getattr(self, name)) for name in tensor_fields + flags})
 
 
@@ -112,9 +115,11 @@ def rollout_batch(
     env_steps: int,
     state_in: dict[str, torch.Tensor] | None = None,
     seq_len: int = 0,
+    columns: tuple[str, ...] = (),
 ) -> RolloutBatch:
     """The steps `arrays` recorded (rows 1..T; row 0 carries turn-based games' open
-    transitions and is empty in simultaneous games) for module `module_index` of the runner."""
+    transitions and is empty in simultaneous games) for module `module_index` of the runner;
+    `columns` names the extras to pass on as per-step columns (those recorded)."""
     num_seats = arrays.decided.shape[2]
     steps = slice(1, arrays.steps + 1)
     truncated = arrays.truncated[steps]
@@ -140,6 +145,11 @@ def rollout_batch(
         num_env_steps=env_steps,
         state_in=state_in,
         seq_len=seq_len,
+        columns={
+            name: _seat_rows(arrays.extras[name][steps])
+            for name in columns
+            if name in arrays.extras
+        },
     )
 
 
@@ -152,10 +162,12 @@ def rollout_batches(
     env_steps: int,
     starts: list[dict[str, torch.Tensor]],
     seq_len: int,
+    columns: Mapping[str, tuple[str, ...]] | None = None,
 ) -> list[RolloutBatch]:
     """One batch per trained (module index, module id) of a runner's rollout arrays; `keys`
     names the log-probability and logits extras, `starts` are the seats' states before every
-    `seq_len`-th step (recurrent modules; empty otherwise). The env steps count once."""
+    `seq_len`-th step (recurrent modules; empty otherwise), `columns` the extras passed on as
+    per-step columns, by module id. The env steps count once."""
     state_in = (
         {key: torch.stack([start[key] for start in starts]) for key in starts[0]}
         if starts
@@ -172,6 +184,7 @@ def rollout_batches(
             env_steps=env_steps if n == 0 else 0,
             state_in=state_in,
             seq_len=seq_len,
+            columns=(columns or {}).get(module_id, ()),
         )
         for n, (index, module_id) in enumerate(trained)
     ]
@@ -197,6 +210,7 @@ def joined(parts: list[RolloutBatch]) -> RolloutBatch:
         first,
         **{name: _cat([getattr(p, name) for p in parts], 1) for name in step_fields},
         state_in=None if first.state_in is None else _cat([p.state_in for p in parts], 1),
+        columns=_cat([p.columns for p in parts], 1) if first.columns else {},
         last_obs=_cat([p.last_obs for p in parts], 0),
         final_obs=final_obs,
         num_env_steps=sum(part.num_env_steps for part in parts),

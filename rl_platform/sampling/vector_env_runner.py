@@ -34,7 +34,7 @@ from rl_platform.envs.vector_game import VectorGame, put_rows, take_rows
 from rl_platform.league import routing
 from rl_platform.module_ids import trained_module_in
 from rl_platform.sampling import module_actions
-from rl_platform.sampling.bc_rows import BCRows
+from rl_platform.sampling.bc_rows import BC_COLUMNS, BCRows
 from rl_platform.sampling.device_acting import SeatActing
 from rl_platform.sampling.episodes import cut_episodes
 from rl_platform.sampling.game_stats import GameStats, log_sample_counts
@@ -264,6 +264,7 @@ class VectorEnvRunner(MultiAgentEnvRunner):
             env_steps=steps * self.num_envs,
             starts=starts,
             seq_len=self._seq_len(),
+            columns={self._bc.module_id: BC_COLUMNS} if self._bc is not None else None,
         )
 
     def _seq_len(self) -> int:

@@ -271,7 +271,7 @@ class ExperimentSpec(SpecModel):
             stateful=self.model.stateful,
             memory_critic=getattr(self.model, "critic_input", "observation") == "memory",
             auxiliary=self._auxiliary_loss_key(),
-            has_bc=self.bc is not None,
+            bc_replay=self.bc is not None and self.bc.replay is not None,
             learners=self.resources.learners,
         )
         return choose_learner(requested=getattr(self.training, "learner", "rllib"), facts=facts)

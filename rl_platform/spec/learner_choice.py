@@ -5,7 +5,7 @@ runner's fixed-shape rollouts. It serves what it has been written and tested for
 array runner, a simultaneous-move game (every seat acts at every step, so a seat row's next
 step is its next observation), a stateless model or a recurrent one whose critic reads the
 observation (`critic_input: observation`: the bootstrap value needs no memory) and that has
-no auxiliary loss, no `bc:` block, and at most one learner process. Anything else learns
+no auxiliary loss, BC without a label replay (`bc.replay`), and at most one learner process. Anything else learns
 through RLlib's learner connectors, as before; asking for `array` where it cannot serve is
 refused in one line naming the key.
 """
@@ -34,7 +34,8 @@ class LearnerFacts:
     memory_critic: bool = False
     auxiliary: str | None = None
     """The model key that adds an auxiliary loss term, if any."""
-    has_bc: bool = False
+    bc_replay: bool = False
+    """`bc.replay` is set (a BC-only step after each minibatch, on replayed labels)."""
     learners: int = 0
 
 
@@ -50,8 +51,8 @@ def _blocker(facts: LearnerFacts) -> str | None:
         return f"model.type {facts.model_type} has critic_input: memory"
     if facts.auxiliary is not None:
         return f"model.{facts.auxiliary} adds an auxiliary loss"
-    if facts.has_bc:
-        return "the spec has a bc: block"
+    if facts.bc_replay:
+        return "bc.replay keeps a label replay"
     if facts.learners > 1:
         return f"resources.learners {facts.learners} > 1"
     return None

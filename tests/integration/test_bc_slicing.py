@@ -102,8 +102,9 @@ def test_settings_pushed_by_the_driver_move_the_slices(cartpole_algo):
     assert modes == {BCMode.STUDENT_LED}
 
 
-def _sample_duel_league(tmp_path, runner: str, bc: dict) -> list:
-    """Episodes of a tiny duel league (main vs `based`) with this `bc:` block."""
+def _sample_duel_league(tmp_path, runner: str, bc: dict, *, learner: str = "rllib") -> list:
+    """Episodes of a tiny duel league (main vs `based`) with this `bc:` block (rollout
+    batches with `learner: array`)."""
     from rl_platform.league.callback import league_extension
 
     spec = ExperimentSpec.model_validate(
@@ -116,7 +117,12 @@ def _sample_duel_league(tmp_path, runner: str, bc: dict) -> list:
                 "runner": runner,
             },
             "model": {"hidden": [16]},
-            "training": {"train_batch_size": 200, "minibatch_size": 100, "num_epochs": 1},
+            "training": {
+                "train_batch_size": 200,
+                "minibatch_size": 100,
+                "num_epochs": 1,
+                "learner": learner,
+            },
             "league": {"opponent_mix": {"based": 1.0}, "scripted": ["based"], "slots": 1},
             "bc": bc,
         }
@@ -163,3 +169,17 @@ def test_a_phase_without_teacher_leaves_every_step_plain(ray_local, tmp_path, ru
             assert set(modes.tolist()) == {BCMode.PLAIN} and set(labels.tolist()) == {-1}
             main_steps += len(sa_episode)
     assert main_steps == 2 * STEPS_PER_ENV
+
+
+def test_the_array_learners_rows_carry_the_labels(ray_local, tmp_path):
+    """On the array runner with the array learner, main's rollout rows carry the same
+    columns: teacher-led steps acted with the teacher's label, one game per slice."""
+    bc = {"teacher": "scripted://duel/based", "teacher_led": 0.5, "student_led": 0.5}
+    batches = _sample_duel_league(tmp_path, "vector", bc, learner="array")
+    (main,) = [batch for batch in batches if batch.module_id == "main"]
+    valid = main.valid
+    modes, labels = main.columns[BC_MODE][valid], main.columns[TEACHER_ACTION][valid]
+    teacher_led = modes == BCMode.TEACHER_LED
+    np.testing.assert_array_equal(main.actions[valid][teacher_led], labels[teacher_led])
+    assert int(teacher_led.sum()) == int((modes == BCMode.STUDENT_LED).sum()) == STEPS_PER_ENV
+    assert not bool((modes == BCMode.PLAIN).any()) and bool((labels >= 0).all())

@@ -33,7 +33,10 @@ def test_auto_picks_the_array_learner_on_the_duel() -> None:
         ({"env": {"runner": "rllib"}}, "RLlib's runner"),
         ({"env": {"id": "pettingzoo/connect_four_v3"}}, "turn-based"),
         ({"model": {**LSTM, "critic_input": "memory"}}, "critic_input: memory"),
-        ({"bc": {"teacher": "scripted://duel/based"}}, "bc: block"),
+        (
+            {"bc": {"teacher": "scripted://duel/based", "replay": {"capacity": 100}}},
+            "bc.replay",
+        ),
         ({"resources": {"learners": 2}}, "resources.learners 2"),
         ({"algo": "APPO"}, "not PPO"),
     ],
@@ -43,6 +46,21 @@ def test_auto_falls_back_and_array_refuses_naming_the_key(extra, reason) -> None
     assert choice.kind == "rllib" and reason in choice.reason
     with pytest.raises(SpecError, match=r"training\.learner array cannot train this spec"):
         _spec(**(extra | {"training": {"learner": "array"}}))
+
+
+def test_bc_without_a_replay_learns_on_the_array_path() -> None:
+    """BC's term is part of the array learner's step; only its label replay is not."""
+    from rl_platform.algorithms import learner_class
+    from rl_platform.learners.array_bc_ppo import ArrayBCPPOLearner
+    from rl_platform.learners.bc_ppo import BCPPOLearner
+
+    spec = _spec(bc={"teacher": "scripted://duel/based"})
+    assert spec.learner_choice().kind == "array"
+    assert learner_class(spec) is ArrayBCPPOLearner
+    assert (
+        learner_class(_spec(bc={"teacher": "scripted://duel/based"}, env={"runner": "rllib"}))
+        is BCPPOLearner
+    )
 
 
 def test_rllib_is_always_honoured() -> None:
