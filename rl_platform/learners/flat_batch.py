@@ -73,12 +73,7 @@ class FlatBatch:
             return map_tensors(lambda t: t.index_select(0, index), value)
 
         names = ("obs", "actions", "logp", "logits", "advantages", "value_targets")
-        return FlatBatch(
-            **{
-                name: take(getattr(self, name))
-                for name in (*names, *_OPTIONAL)
-            }
-        )
+        return FlatBatch(**{name: take(getattr(self, name)) for name in (*names, *_OPTIONAL)})
 
 
 _OPTIONAL = ("valid", "resets", "state_in", "behaviour_weights", "teacher_actions", "bc_mode")

@@ -119,6 +119,13 @@ class VectorEnvRunner(MultiAgentEnvRunner):
         if inflight is not None:
             inflight.wait()
 
+    def restart_acting(self) -> None:
+        """Act anew with the modules as they are now (after a module swap,
+        rl_platform/sampling/shared_modules.py): new games, acting prepared again."""
+        self.wait_for_rollout()
+        self._seat_acting = None
+        self._needs_initial_reset = True
+
     def set_state(self, state: Any) -> None:
         self.wait_for_rollout()
         super().set_state(state)

@@ -3,14 +3,18 @@
 `vector_runner_extension(config, spec)` resolves `env.runner` (`ExperimentSpec.runner_choice`),
 logs the choice, and for `vector` binds the game settings into a `VectorEnvRunner`
 subclass passed as `env_runner_cls` (RLlib instantiates runners from the class alone,
-locally and in remote actors, so settings travel as class attributes).
+locally and in remote actors, so settings travel as class attributes). With the array
+learner it adds `ShareLearnerModules` (acting reads the learner's modules where both are
+local on one device).
 """
 
 from loguru import logger
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
+from rl_platform.config_callbacks import with_callback
 from rl_platform.run_facts import run_facts
 from rl_platform.sampling.runner_settings import VectorRunnerSettings
+from rl_platform.sampling.shared_modules import ShareLearnerModules
 from rl_platform.sampling.vector_env_runner import VectorEnvRunner
 from rl_platform.spec import ExperimentSpec
 
@@ -47,4 +51,7 @@ def vector_runner_extension(config: AlgorithmConfig, spec: ExperimentSpec) -> Al
     )
     learner = spec.learner_choice()
     logger.info("learner: {} ({})", learner.kind, learner.reason)
-    return config.env_runners(env_runner_cls=bound)
+    config = config.env_runners(env_runner_cls=bound)
+    if learner.kind == "array" and not spec.resources.overlap:
+        config = with_callback(config, ShareLearnerModules)
+    return config
