@@ -21,6 +21,7 @@ from collections.abc import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from benchmarks.common.output import cpu_model  # noqa: E402
 from rl_platform.envs.duel import NUM_ACTIONS, DuelCore, DuelParallelEnv  # noqa: E402
 
 _ACTION_POOL = 64
@@ -32,17 +33,6 @@ def _pin_to_one_core() -> str:
     core = min(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {core})
     return f"pinned to cpu {core}"
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _best_rate(
@@ -101,7 +91,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     pinned = _pin_to_one_core()
-    print(f"duel env throughput | {_cpu_name()} x {os.cpu_count()} | {pinned}")
+    print(f"duel env throughput | {cpu_model()} x {os.cpu_count()} | {pinned}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"python {platform.python_version()}, numpy {np.__version__}, load avg {load:.1f}")
     print(f"{'env':<28}{'agent-steps/s (wall)':>22}{'agent-steps/CPU-s':>20}")

@@ -25,7 +25,8 @@ from rl_platform.spec import ExperimentSpec
 # Algorithms whose learners read ACTION_DIST_INPUTS and values (ValueFunctionAPI), which is
 # what rl_platform/modules/masked_mlp_module.py provides; DQN and SAC need Q-networks.
 MASKED_MLP_ALGOS = ("PPO", "APPO", "IMPALA", "BC")
-# Atari frames through RLlib's stock CNN encoder (84x84 -> 5x5 after four stride-2 layers).
+# Atari frames through RLlib's stock CNN encoder, as RLlib's tuned Atari PPO example
+# (64x64 frames -> 4x4 after four stride-2 layers; rl_platform/envs/registry.py, ATARI_DIM).
 ATARI_CONV_FILTERS = [[16, 4, 2], [32, 4, 2], [64, 4, 2], [128, 4, 2]]
 
 
@@ -61,6 +62,7 @@ def _stock_mlp_spec(spec: ExperimentSpec) -> RLModuleSpec:
             fcnet_hiddens=list(model.hidden),
             fcnet_activation=model.activation,
             vf_share_layers=model.vf_share_layers,
+            free_log_std=model.free_log_std,
         )
     if spec.algo == "BC":
         # PPO's module, not BC's own: the weights then carry PPO's parameter names and a later

@@ -10,11 +10,13 @@ from typing import Any
 
 from loguru import logger
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+from ray.rllib.connectors.env_to_module.mean_std_filter import MeanStdFilter
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
 from rl_platform.algorithms import algorithm_config_class, learner_class
 from rl_platform.batch_scaling import auto_scale_batch
 from rl_platform.connectors.hide_features import with_hidden_features
+from rl_platform.connectors.scale_rewards import reward_scaler
 from rl_platform.connectors.state_lookback import FillStateLookback, lookback_horizon_for_turns
 from rl_platform.envs.registry import registered_env_name
 from rl_platform.learners import CAPTURE_UPDATE_KEY, DECOUPLED_KEY
@@ -68,7 +70,8 @@ def _ppo_family_training(t: PPOTraining, algo: str) -> dict[str, Any]:
         kwargs |= {
             "lambda_": t.lambda_,
             "clip_param": t.clip_param,
-            "vf_clip_param": t.vf_clip_param,
+            # None: no clip; RLlib clamps the squared error at this value, so inf never clips.
+            "vf_clip_param": float("inf") if t.vf_clip_param is None else t.vf_clip_param,
             "use_kl_loss": t.use_kl_loss,
             "kl_coeff": t.kl_coeff,
         }
@@ -122,23 +125,53 @@ def _replay_training(t: DQNTraining | SACTraining) -> dict[str, Any]:
 
 def _keep_states_across_cuts(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
     """Stateful modules on cut multi-agent episodes (ray-project/ray#60205, see
-    rl_platform/connectors/state_lookback.py): a lookback long enough for turn-taking agents,
-    and a learner piece for chunks that still start without a previous state."""
+    rl_platform/connectors/state_lookback.py): a lookback long enough for turn-taking agents
+    (the learner piece for chunks that still start without a state: `_learner_pieces`)."""
     if spec.env.id.startswith(TURN_BASED_PREFIX):
         horizon = lookback_horizon_for_turns(TURN_BASED_PLAYERS)
         config = config.env_runners(
             episode_lookback_horizon=max(config.episode_lookback_horizon, horizon)
         )
-    # The class is the `(obs_space, action_space) -> ConnectorV2` callable RLlib expects; RLlib
-    # puts it before its default pieces, i.e. before AddStatesFromEpisodesToBatch reads the
-    # lookback.
-    return config.training(learner_connector=FillStateLookback)
+    return config
+
+
+def _learner_pieces(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
+    """Our learner connector pieces, in order; RLlib puts them before its default pieces
+    (after PPO's AddOneTsToEpisodesAndTruncate, which its learner prepends)."""
+    facts = run_facts(spec)
+    pieces: list[Callable[..., Any]] = []
+    if facts.multi_agent and facts.model.stateful:
+        # A class is the `(obs_space, action_space) -> ConnectorV2` callable RLlib expects;
+        # it runs before AddStatesFromEpisodesToBatch reads the lookback.
+        pieces.append(FillStateLookback)
+    if getattr(spec.training, "normalize_rewards", False):
+        pieces.append(reward_scaler(spec.training.gamma))
+    if not pieces:
+        return config
+
+    def factory(*args: Any, **kwargs: Any) -> list[Any]:
+        return [piece(*args, **kwargs) for piece in pieces]
+
+    return config.learners(learner_connector=factory)
+
+
+def _observation_pieces(spec: ExperimentSpec) -> Callable[..., Any] | None:
+    """`env.observation_filter: mean_std`: RLlib's MeanStdFilter (clip 10), first of the
+    env-to-module pieces (single-agent envs; the array runner is refused at validation)."""
+    if spec.env.observation_filter == "none":
+        return None
+    multi_agent = run_facts(spec).multi_agent
+
+    def factory(env: Any = None, spaces: Any = None, device: Any = None) -> list[Any]:
+        return [MeanStdFilter(multi_agent=multi_agent)]
+
+    return factory
 
 
 def _apply_modules(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
     module_spec = module_spec_for(spec)
     facts = run_facts(spec)
-    connector = None
+    connector = _observation_pieces(spec)
     if (history := facts.model.opponent_history) is not None:
         connector = history_connector_for(history, multi_agent=facts.multi_agent)
     # `env.hide` (the array runner applies it in its own model inputs; RLlib's runner here).
@@ -213,6 +246,7 @@ def build_algorithm_config(
     )
     config = _apply_resources(config, spec)
     config = _apply_modules(config, spec)
+    config = _learner_pieces(config, spec)
     if run_facts(spec).multi_agent:
         config = vector_runner_extension(config, spec)
     for extend in extensions:

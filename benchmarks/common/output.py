@@ -20,6 +20,30 @@ def machine_line() -> str:
     )
 
 
+def cpu_model() -> str:
+    """The CPU's model name (Linux /proc/cpuinfo), else what `platform` knows."""
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine_facts() -> dict[str, Any]:
+    """The machine as data, for a result file: CPU model, cores, load averages now."""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    return {
+        "node": platform.node(),
+        "cpu_model": cpu_model(),
+        "cores": os.cpu_count(),
+        "load_1_5_15": [round(value, 2) for value in load],
+        "python": platform.python_version(),
+    }
+
+
 def write_json(path: Path, payload: Any) -> None:
     """`payload` as indented JSON (anything JSON lacks as its `str`), ending in a newline."""
     path.write_text(json.dumps(payload, indent=2, default=str) + "\n")

@@ -212,22 +212,33 @@ def plot_command(
     league: Annotated[
         Path | None, typer.Option(help="Plot this league run's ratings over time instead.")
     ] = None,
+    reference: Annotated[
+        str | None,
+        typer.Option(
+            help="Published points to draw beside the curves, FILE.json:KEY, e.g. "
+            "benchmarks/reference_curves.json:Hopper-v5/PPO."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Learning curves over env steps (mean and band across seeds of a spec), or league ratings."""
     from rl_platform.errors import UserError
     from rl_platform.evaluation.plot import BAND_NAMES, plot_league, plot_runs
+    from rl_platform.evaluation.reference_points import parse_reference
 
     if band not in BAND_NAMES:
         raise UserError(f"--band {band!r}: use {', '.join(BAND_NAMES)}")
     if league is not None:
+        if reference:
+            raise UserError("--reference draws beside learning curves, not league ratings")
         if runs:
             raise UserError("pass run folders or --league RUN_DIR, not both")
         result = plot_league(league, out=out)
     elif not runs:
         raise UserError("pass at least one run folder (or --league RUN_DIR)")
     else:
-        result = plot_runs(runs, metric=metric, out=out, band=band)  # type: ignore[arg-type]
+        chosen = parse_reference(reference) if reference else None
+        result = plot_runs(runs, metric=metric, out=out, band=band, reference=chosen)  # type: ignore[arg-type]
     if as_json:
         _write_json(result)
     stderr_console.print(f"wrote {result['out']}", highlight=False)

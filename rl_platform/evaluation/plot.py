@@ -18,6 +18,7 @@ from typing import Literal
 import numpy as np
 
 from rl_platform.errors import UserError
+from rl_platform.evaluation.reference_points import draw_reference, reference_points
 from rl_platform.storage.layout import METRICS_FILE, SPEC_FILE
 from rl_platform.utils.stats import bootstrap_interval
 
@@ -121,9 +122,16 @@ def _figure():
 
 
 def plot_runs(
-    run_paths: Sequence[Path], *, metric: str, out: Path, band: Band = "minmax"
+    run_paths: Sequence[Path],
+    *,
+    metric: str,
+    out: Path,
+    band: Band = "minmax",
+    reference: tuple[Path, str] | None = None,
 ) -> dict[str, object]:
-    """Draw one mean curve + band per spec name; returns what was drawn."""
+    """Draw one mean curve + band per spec name, and `reference`'s published points (FILE,
+    KEY: `rl_platform.evaluation.reference_points`); returns what was drawn."""
+    points = reference_points(*reference) if reference is not None else []
     groups: dict[str, list[Curve]] = {}
     skipped = []
     for run_dir in find_runs(run_paths):
@@ -145,12 +153,14 @@ def plot_runs(
                 ax.fill_between(x, low, high, color=color, alpha=0.2, linewidth=0)
                 for c in curves:  # each seed faintly, so a single odd run stays visible
                     ax.plot(c.x, c.y, color=color, alpha=0.35, linewidth=0.8)
+        if reference is not None:
+            draw_reference(ax, points, label=reference[1])
         _finish(ax, title=f"{metric} (band: {BAND_NAMES[band]} across runs)", ylabel=metric)
         _save(fig, out)
     finally:
         plt.close(fig)
     return {"out": str(out), "metric": metric, "groups": {k: len(v) for k, v in groups.items()},
-            "skipped": skipped}  # fmt: skip
+            "skipped": skipped, "reference_points": len(points)}  # fmt: skip
 
 
 def plot_league(run_dir: Path, *, out: Path) -> dict[str, object]:

@@ -182,6 +182,15 @@ def learned_policy(
     from rl_platform.policies.module_policy import ModulePolicy
     from rl_platform.policies.rebuild import build_module, history_converter
 
+    if spec.env.observation_filter != "none":
+        # The filter's running statistics live in the checkpoint's env-runner state, which a
+        # module rebuilt from weights does not read: acting on raw observations would be a
+        # silently wrong policy.
+        raise UserError(
+            f"{label} was trained with env.observation_filter {spec.env.observation_filter}, "
+            "whose statistics a policy rebuilt from weights does not have; read its learning "
+            "curve (`rlp plot`) instead of `rlp eval`"
+        )
     converter = history_converter(spec, env.observation_space)
     rebuilt = build_module(
         spec,

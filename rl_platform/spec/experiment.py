@@ -207,6 +207,28 @@ class ExperimentSpec(SpecModel):
         return self
 
     @model_validator(mode="after")
+    def _normalisers_fit(self) -> "ExperimentSpec":
+        # Both are RLlib connector pieces: the array runner and the array learner have none.
+        if self.env.observation_filter != "none" and self.model.opponent_history() is not None:
+            raise ValueError(
+                f"env.observation_filter {self.env.observation_filter} and model.type "
+                f"{self.model.type}'s opponent history are two env-to-module pipelines; pick one"
+            )
+        if self.env.observation_filter != "none" and self.runner_choice().kind == "vector":
+            raise ValueError(
+                f"env.observation_filter {self.env.observation_filter} is an RLlib env-runner "
+                "connector, and this spec runs on the array runner; set env.runner: rllib or "
+                "env.observation_filter: none"
+            )
+        scaled = getattr(self.training, "normalize_rewards", False)
+        if scaled and self.learner_choice().kind == "array":
+            raise ValueError(
+                "training.normalize_rewards is an RLlib learner connector, and this spec "
+                "trains on the array learner; set training.learner: rllib"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _acting_device_fits(self) -> "ExperimentSpec":
         if self.resources.acting_device == "cpu":
             return self

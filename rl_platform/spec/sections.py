@@ -48,7 +48,14 @@ class EnvSpec(SpecModel):
     envs_per_runner: PositiveInt = 1
     """Vectorized copies of the env per env runner."""
     wrappers: list[Literal["atari", "normalize_obs", "flatten_obs"]] = []
-    """Preprocessing: `atari` = RLlib's Atari stack (84x84 grey, frame skip, 4-frame stack)."""
+    """Preprocessing: `atari` = RLlib's Atari stack (64x64 grey, noop reset, frame skip 4 with
+    max-pooling, episodic life, fire reset, 4-frame stack; rl_platform/envs/registry.py)."""
+    observation_filter: Literal["none", "mean_std"] = "none"
+    """`mean_std`: RLlib's MeanStdFilter connector on every env runner (running mean and
+    standard deviation of each observation feature, output clipped to [-10, 10], statistics
+    merged across runners after each iteration and saved in checkpoints), as CleanRL's and
+    SB3's MuJoCo PPO normalise observations. RLlib's runner only; `rlp eval` refuses such a
+    run (it rebuilds the module from weights, without the filter's statistics)."""
     hide: list[str] = []
     """Observation features blanked (set to 0) in what the learned policies see, in training,
     evaluation and `rlp eval`; the game and its scripted players keep the full frame. Names

@@ -12,8 +12,9 @@ from pydantic import Field, field_validator, model_validator
 from rl_platform.spec.base import Integer, NonNegativeInt, PositiveInt, SpecModel
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
-# [[env steps, learning rate], ...]
-LRSchedule = list[tuple[NonNegativeInt, Annotated[float, Field(gt=0.0, le=1.0)]]]
+# [[env steps, learning rate], ...]; a later point may be 0 (annealed to nothing, as CleanRL's
+# `anneal_lr`), the first may not (the run would never learn).
+LRSchedule = list[tuple[NonNegativeInt, Annotated[float, Field(ge=0.0, le=1.0)]]]
 
 
 class AutoScaleSpec(SpecModel):
@@ -53,8 +54,9 @@ class PPOTraining(CommonTraining):
     """GAE lambda (PPO) / v-trace lambda (APPO, IMPALA)."""
     clip_param: Annotated[float, Field(gt=0.0, le=1.0)] = 0.2
     """PPO surrogate clip epsilon."""
-    vf_clip_param: Annotated[float, Field(gt=0.0)] = 10.0
-    """Clip for the value-function loss."""
+    vf_clip_param: Annotated[float, Field(gt=0.0)] | None = 10.0
+    """Clip for the value-function loss (RLlib clamps each sample's squared error at it);
+    None: no clip (SB3's `clip_range_vf: None`)."""
     vf_loss_coeff: Annotated[float, Field(ge=0.0)] = 0.5
     """Weight of the value-function loss."""
     entropy_coeff: Annotated[float, Field(ge=0.0)] = 0.0
@@ -63,6 +65,11 @@ class PPOTraining(CommonTraining):
     """Add RLlib's adaptive KL penalty."""
     kl_coeff: Annotated[float, Field(ge=0.0)] = 0.2
     """Initial KL coefficient when use_kl_loss is on."""
+    normalize_rewards: bool = False
+    """Divide each reward by the running standard deviation of the discounted return and clip
+    it to [-10, 10] (gymnasium's NormalizeReward, as CleanRL's and SB3's MuJoCo PPO do), on
+    the learner's copy of the episodes: the returns RLlib reports stay the env's. PPO on
+    RLlib's learner only (rl_platform/connectors/scale_rewards.py)."""
     lr_schedule: LRSchedule | None = None
     """Learning rate by env steps sampled, `[[0, 3e-4], [3000000, 3e-5]]`: linear between the
     points, held after the last; the first point is at 0. Replaces `lr`."""
@@ -88,12 +95,20 @@ class PPOTraining(CommonTraining):
             )
         if any(later <= earlier for earlier, later in pairwise(steps)):
             raise ValueError(f"env steps must increase, got {steps}")
+        if points[0][1] == 0.0:
+            raise ValueError("the learning rate at 0 env steps must be above 0")
         return points
 
     @model_validator(mode="after")
     def _one_learning_rate_rule(self) -> "PPOTraining":
         if self.lr_schedule is not None and self.auto_scale:
             raise ValueError("lr_schedule and auto_scale both set the learning rate: pick one")
+        return self
+
+    @model_validator(mode="after")
+    def _rewards_scaled_by_ppo(self) -> "PPOTraining":
+        if self.normalize_rewards and self.algo != "PPO":
+            raise ValueError(f"normalize_rewards is a PPO setting; {self.algo} does not read it")
         return self
 
     @model_validator(mode="after")

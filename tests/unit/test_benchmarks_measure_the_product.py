@@ -16,7 +16,7 @@ from tests.conftest import REPO_ROOT
 
 BENCHMARKS = REPO_ROOT / "benchmarks"
 FILES = sorted(BENCHMARKS.rglob("*.py"))
-STOCK_RLLIB = {"rllib_cartpole_example.py"}
+STOCK_RLLIB = {"rllib_cartpole_example.py", "stock_rllib_hopper_ppo.py"}
 """Yardsticks that are RLlib without rl_platform: their own `ray.init` and `algo.train()`."""
 MAX_FUNCTION_LINES = 60
 

@@ -54,9 +54,9 @@ LAYERS = (
         """envs teachers spec bc_rules cluster storage losses league seeds
         modules.nets modules.lstm_net modules.masked_mlp_net modules.transformer
         modules.transformer_lstm_net modules.streaming_encoder modules.action_mask_space
-        connectors.history_window policies.base sampling.seat_plan sampling.rollout
-        sampling.game_stats sampling.seat_states sampling.model_inputs sampling.rollout_batch
-        sampling.overlap sampling.runner_settings""",
+        connectors.history_window connectors.return_scale policies.base sampling.seat_plan
+        sampling.rollout sampling.game_stats sampling.seat_states sampling.model_inputs
+        sampling.rollout_batch sampling.overlap sampling.runner_settings""",
     ),
     _layer(
         "adapters",

@@ -24,6 +24,10 @@ class MLPModelSpec(ModelTypeSpec):
     """Hidden activation."""
     vf_share_layers: StrictBool = False
     """Share the trunk between policy and value function."""
+    free_log_std: StrictBool = False
+    """Continuous (Box) actions: the Gaussian's log standard deviation is one learned
+    parameter per action dimension, starting at 0, not an output of the network (RLlib's
+    `free_log_std`; CleanRL's and SB3's state-independent log std)."""
 
 
 MODEL_TYPE = MLPModelSpec

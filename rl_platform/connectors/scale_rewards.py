@@ -1,0 +1,61 @@
+"""Learner piece that scales PPO's rewards by the discounted return's spread (RLlib adapter).
+
+`training.normalize_rewards`: the rule is `return_scale.py`'s. RLlib's new API stack has no
+reward normaliser (its `clip_rewards` acts on the old stack only), so this piece rewrites the
+rewards of the learner's copy of the episodes before RLlib's default pieces batch them and
+GAE reads them; the env runners' episodes, and every episode return reported, keep the env's
+rewards. PPO's learner prepends `AddOneTsToEpisodesAndTruncate`, which runs first: it appends
+one bootstrap step with reward 0 to every chunk and suffixes the episode id with `_<index>`,
+so the last reward of each chunk is left out of the statistics and the id is read without
+the suffix.
+"""
+
+from typing import Any
+
+import numpy as np
+from ray.rllib.connectors.connector_v2 import ConnectorV2
+from ray.rllib.core.rl_module.rl_module import RLModule
+from ray.rllib.utils.annotations import override
+from ray.rllib.utils.typing import EpisodeType
+
+from rl_platform.connectors.return_scale import ReturnScale
+
+
+class ScaleRewards(ConnectorV2):
+    """Rewards divided by the running std of the discounted return, clipped (docstring)."""
+
+    def __init__(self, *args: Any, gamma: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rule = ReturnScale(gamma=gamma)
+
+    @override(ConnectorV2)
+    def __call__(
+        self,
+        *,
+        rl_module: RLModule,
+        batch: dict[str, Any],
+        episodes: list[EpisodeType],
+        **kwargs: Any,
+    ) -> Any:
+        for sa_episode in self.single_agent_episode_iterator(
+            episodes, agents_that_stepped_only=False
+        ):
+            rewards = np.asarray(sa_episode.get_rewards(), dtype=np.float32)
+            real = self.rule.scale(
+                rewards[:-1],  # the last is AddOneTsToEpisodesAndTruncate's bootstrap step
+                episode=sa_episode.id_.rpartition("_")[0] or sa_episode.id_,
+                terminated=bool(sa_episode.is_terminated),
+            )
+            sa_episode.set_rewards(new_data=np.append(real, np.float32(0.0)))
+        self.rule.end_batch()
+        return batch
+
+
+def reward_scaler(gamma: float) -> Any:
+    """A `learner_connector` callable for `AlgorithmConfig.training`: RLlib calls it with the
+    spaces and puts the piece before its default ones."""
+
+    def factory(*args: Any, **kwargs: Any) -> ScaleRewards:
+        return ScaleRewards(gamma=gamma)
+
+    return factory
