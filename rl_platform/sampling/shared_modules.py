@@ -37,8 +37,8 @@ def share_learner_modules(algorithm: Any) -> frozenset[str]:
         return frozenset()
     trained = [
         module_id
-        for module_id in learner.module.keys()
-        if learner.should_module_be_updated(module_id) and module_id in runner.module.keys()
+        for module_id in learner.module.keys()  # noqa: SIM118 (a MultiRLModule, not a dict)
+        if learner.should_module_be_updated(module_id) and module_id in set(runner.module.keys())
     ]
     for module_id in trained:
         runner.module.add_module(module_id, learner.module[module_id], override=True)

@@ -5,9 +5,9 @@ runner's fixed-shape rollouts. It serves what it has been written and tested for
 array runner, a simultaneous-move game (every seat acts at every step, so a seat row's next
 step is its next observation), a stateless model or a recurrent one whose critic reads the
 observation (`critic_input: observation`: the bootstrap value needs no memory) and that has
-no auxiliary loss, BC without a label replay (`bc.replay`), and at most one learner process. Anything else learns
-through RLlib's learner connectors, as before; asking for `array` where it cannot serve is
-refused in one line naming the key.
+no auxiliary loss, BC without a label replay (`bc.replay`), and at most one learner process.
+Anything else learns through RLlib's learner connectors, as before; asking for `array` where
+it cannot serve is refused in one line naming the key.
 """
 
 from dataclasses import dataclass
