@@ -95,6 +95,19 @@ def values_of(module: Any, obs: Tensors) -> torch.Tensor:
     return torch.cat(pieces).float()
 
 
+def _values_where(module: Any, obs: Tensors, where: torch.Tensor) -> torch.Tensor:
+    """`[T, R]` values of the steps `where` marks, 0 elsewhere: the critic runs on the
+    module's own steps only, not on the rows its opponents played. A valid step's next step
+    is the same seat of the same game (simultaneous games), so it is valid too unless the
+    game ended, where the final or the bootstrap observation's value is taken instead."""
+    index = where.reshape(-1).nonzero()[:, 0]
+    picked = map_tensors(lambda t: t.index_select(0, index), _steps(obs))
+    values = torch.zeros(where.numel(), device=where.device)
+    if len(index):  # (nonzero has read the count already)
+        values[index] = values_of(module, picked)
+    return values.view(where.shape)
+
+
 def _steps(value: Tensors) -> Tensors:
     """`[T, R, ...]` -> `[T * R, ...]`."""
     return map_tensors(lambda t: t.reshape(-1, *t.shape[2:]), value)
@@ -120,11 +133,12 @@ def flat_batch(module: Any, rollout: RolloutBatch, *, gamma: float, lambda_: flo
     """Values, advantages and value targets of `rollout`: its valid steps, flattened, or its
     sequences with any valid step (recurrent modules)."""
     steps, rows = rollout.valid.shape
-    values = values_of(module, _steps(rollout.obs)).view(steps, rows)
+    values = _values_where(module, rollout.obs, rollout.valid)
     next_values = torch.cat([values[1:], values_of(module, rollout.last_obs)[None]])
     if rollout.final_obs is not None:
-        final_values = values_of(module, _steps(rollout.final_obs)).view(steps, rows)
-        next_values = torch.where(rollout.truncated, final_values, next_values)
+        truncated = rollout.truncated & rollout.valid
+        final_values = _values_where(module, rollout.final_obs, truncated)
+        next_values = torch.where(truncated, final_values, next_values)
     boundary = rollout.ended.clone()
     boundary[-1] = True
     advantages, targets = generalized_advantages(
