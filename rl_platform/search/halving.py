@@ -9,7 +9,7 @@ and the rest stop. Past the last rung the winners run to `max_t`.
 
 Why not Tune's ASHA: it is asynchronous, so with few trials at a time the first trials reach
 each rung unopposed and go on whatever they return, while later ones are cut by thresholds
-taken from few results (docs/BENCHMARKS.md, "ASHA vs full runs").
+taken from few results (docs/notes/asha_vs_full.md).
 
 `rl_platform.search.halving_scheduler` is the Tune adapter; this module imports no Ray.
 """
