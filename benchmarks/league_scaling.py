@@ -41,7 +41,7 @@ import numpy as np
 from benchmarks.common import EXPERIMENTS, REPO
 from benchmarks.common.product import live_weights, start_ray
 from rl_platform import load_spec, train
-from rl_platform.league.callback import driver_league
+from rl_platform.rllib.league_callback import driver_league
 
 SPEC = EXPERIMENTS / "duel_vs_based.yaml"
 WARM_UP = 2

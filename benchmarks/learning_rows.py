@@ -6,7 +6,7 @@ steps as IQM and 95% bootstrap interval, beside published reference points.
     python -m benchmarks.learning_rows --report DIR      # re-read DIR, train nothing
 
 Trains through the product: `rlp train SPEC --seeds N --out DIR/runs` in a child process (one
-Ray, the seeds as Tune trials; `rl_platform/seeds/`). Then reads each seed's metrics.jsonl
+Ray, the seeds as Tune trials; `rl_platform/multi_seed/`). Then reads each seed's metrics.jsonl
 with `rlp plot`'s reader and writes into DIR:
 
     row.json   the row: returns at each step count (IQM, mean, 95% interval, per seed),
@@ -30,7 +30,7 @@ from typing import Any
 from benchmarks.common.learning_curves import iqm_curve, read_seed_runs, row_at, throughput
 from benchmarks.common.output import machine_facts, write_json
 from benchmarks.common.paths import REPO
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.evaluation.reference_points import draw_reference, reference_points
 from rl_platform.spec import load_spec
 

@@ -13,7 +13,7 @@ Pure torch (no Ray import). Two tables, both at the reference defaults (H 90, 6 
    parameter counts. Throughput counts samples = batch * seq steps per fwd+bwd pass. The
    `streaming` rows run the same samples as one chunk per sequence after a full key/value
    cache (what the learner does mid-episode); `--padded` pads only the windowed rows.
-2. `encoder: window` vs `encoder: streaming` (rl_platform/modules/streaming_encoder.py):
+2. `encoder: window` vs `encoder: streaming` (rl_platform/nets/streaming_encoder.py):
    rollout inference per agent step (`--seats` rows, T = 1, no_grad, the state carried
    from call to call; streaming starts from a full key/value cache, i.e. mid-episode) and
    learner forward+backward per sequence chunk (`--batch` chunks of `--seq` steps, the
@@ -33,8 +33,8 @@ import gymnasium as gym
 import torch
 from torch import nn
 
-from rl_platform.modules.nets import count_parameters
-from rl_platform.modules.transformer_lstm_net import (
+from rl_platform.nets.blocks import count_parameters
+from rl_platform.nets.transformer_lstm_net import (
     KV_VALID_KEY,
     TransformerLSTMBase,
     transformer_lstm_net_for,

@@ -74,7 +74,7 @@ from benchmarks.plain_recipe.opponents import OpponentPool
 from benchmarks.plain_recipe.report import clock, phase_times, print_result, summarize
 from benchmarks.plain_recipe.rollout import Rollout
 from benchmarks.plain_recipe.sampling import RecipeSampler
-from rl_platform.modules.nets import count_parameters
+from rl_platform.nets.blocks import count_parameters
 from rl_platform.utils.atomic import write_json_atomic
 
 

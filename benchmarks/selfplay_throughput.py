@@ -6,7 +6,7 @@
 One invocation, one process, the same machine, side by side:
 
 (a) the experiment file with `env.runner: rllib` (RLlib's `MultiAgentEnvRunner`),
-(b) the same file with `env.runner: vector` (rl_platform/sampling/vector_env_runner.py) and
+(b) the same file with `env.runner: vector` (rl_platform/env_runner/vector_env_runner.py) and
     the learner `training.learner: auto` picks (the array learner on the duel), and for the
     duel also the array runner with RLlib's learner (`vector_rllib_learner`, the path before
     the array learner) and with `resources.overlap: true` (`vector_overlap`, end to end only),

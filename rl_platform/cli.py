@@ -1,6 +1,6 @@
 """The `rlp` command line: parse arguments, load the spec, call a run_* function. Nothing else.
 
-User errors (`UserError`) are shown as plain lines with exit code 2 by `cli_errors.user_errors`,
+User errors (`UserError`) are shown as plain lines with exit code 2 by `error_boundary.user_errors`,
 which decorates every command where it is defined.
 Each command imports what it needs inside its function: Ray and torch only where a command
 trains, evaluates or talks to a cluster, the spec schema only where it reads a spec, so `rlp
@@ -17,15 +17,20 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from rl_platform.bc import cli as bc_cli
-from rl_platform.cli_errors import FAILED_EXIT, INTERRUPTED_EXIT, secrets_masked, user_errors
-from rl_platform.cli_options import DashboardOpt, ProfileOpt, SetOpt
-from rl_platform.errors import UserError
-from rl_platform.evaluation import cli as evaluation_cli
-from rl_platform.jobs.jobs_cli import jobs_app, submit_command
-from rl_platform.league_tools.cli import league_app
-from rl_platform.search.cli import search_command
-from rl_platform.seeds.selection import parse_seeds
+from rl_platform.base.errors import UserError
+from rl_platform.commands import bc as bc_cli
+from rl_platform.commands import evaluation as evaluation_cli
+from rl_platform.commands.error_boundary import (
+    FAILED_EXIT,
+    INTERRUPTED_EXIT,
+    secrets_masked,
+    user_errors,
+)
+from rl_platform.commands.jobs import jobs_app, submit_command
+from rl_platform.commands.league import league_app
+from rl_platform.commands.options import DashboardOpt, ProfileOpt, SetOpt
+from rl_platform.commands.search import search_command
+from rl_platform.multi_seed.selection import parse_seeds
 from rl_platform.storage.layout import RUNS_DIR
 
 if TYPE_CHECKING:
@@ -70,8 +75,8 @@ def validate(
     ] = None,
 ) -> None:
     """Validate a spec and print it fully resolved (includes, profile, overrides applied)."""
-    from rl_platform.cluster.fit import fit_warnings
-    from rl_platform.cluster.node_types import read_node_types
+    from rl_platform.capacity.fit import fit_warnings
+    from rl_platform.capacity.node_types import read_node_types
     from rl_platform.spec import load_spec
     from rl_platform.utils.safe_yaml import dump_yaml
     from rl_platform.utils.secrets import mask_secrets
@@ -152,8 +157,8 @@ def train(
 
 
 def _train_seeds(spec: "ExperimentSpec", seeds: list[int], *, out: str, dashboard: bool) -> None:
-    from rl_platform.seeds.summary import summary_line
-    from rl_platform.seeds.tuner import run_seeds
+    from rl_platform.multi_seed.summary import summary_line
+    from rl_platform.multi_seed.tuner import run_seeds
 
     outcome = run_seeds(spec, seeds, out_dir=out, dashboard=dashboard)
     for line in (
@@ -271,8 +276,8 @@ def envs(
 
 def main() -> None:
     """The `rlp` console script: the app, then an exit without the interpreter's teardown
-    (`rl_platform.utils.process_exit`; 2.5-3 s less after every training on 2 cores)."""
-    from rl_platform.utils.process_exit import exit_code_of, exit_now
+    (`rl_platform.ray_runtime.process_exit`; 2.5-3 s less after every training on 2 cores)."""
+    from rl_platform.ray_runtime.process_exit import exit_code_of, exit_now
 
     try:
         app(prog_name="rlp")

@@ -12,8 +12,8 @@ import torch
 from ray.rllib.core.columns import Columns
 
 from rl_platform.connectors.opponent_history import OpponentHistory
+from rl_platform.env_runner.module_actions import PolicyOutput
 from rl_platform.modules.transformer_lstm_module import TransformerLSTMModule
-from rl_platform.sampling.module_actions import PolicyOutput
 
 GAMES, SEATS, RAW_DIM = 5, 2, 8
 STREAMING = {

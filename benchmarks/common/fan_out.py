@@ -6,7 +6,7 @@
         ...  # `outcome` is the job's return value, or the error that ended it
 
 Joins the cluster in RAY_ADDRESS (inside `ray job submit`, or set by hand), else starts a local
-Ray with every core of this machine (`rl_platform.utils.ray_session.ensure_ray`). Each job runs
+Ray with every core of this machine (`rl_platform.ray_runtime.session.ensure_ray`). Each job runs
 in a Ray worker of its own with `num_cpus` reserved, so a 64-core cluster trains 32 runs of 2
 threads side by side where one machine trains them one after another. `work` is pickled by
 value, with its own module and every module of the `benchmarks` package, so the workers need
@@ -22,7 +22,7 @@ from typing import Any
 import ray
 import ray.cloudpickle
 
-from rl_platform.utils.ray_session import ensure_ray
+from rl_platform.ray_runtime.session import ensure_ray
 
 PACKAGE = __name__.split(".")[0]
 """`benchmarks`: every module in it goes to the workers by value."""

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from rl_platform.base.metric_keys import RETURN_MEAN
 from rl_platform.evaluation.plot import Curve, curve, find_runs, read_rows
-from rl_platform.metric_keys import RETURN_MEAN
 from rl_platform.storage.layout import METRICS_FILE
 from rl_platform.utils.stats import IQM_TRIM, seed_stats
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from rl_platform.utils.ray_session import ensure_ray
+from rl_platform.ray_runtime.session import ensure_ray
 
 QUIET = ("logging.wandb=off", "logging.tensorboard=false")
 """Overrides that keep a benchmark's runs off W&B and TensorBoard (metrics.jsonl stays)."""

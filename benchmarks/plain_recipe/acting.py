@@ -31,7 +31,7 @@ from benchmarks.plain_recipe.net import act, rows_of
 from benchmarks.plain_recipe.opponents import OpponentGroup
 from benchmarks.plain_recipe.rollout import Rollout
 from rl_platform.envs.duel import OBS_SIZE
-from rl_platform.modules.transformer_lstm_net import State
+from rl_platform.nets.transformer_lstm_net import State
 
 WARMUP = 2
 """Eager forwards on a side stream before a capture (lazy initialisations happen there)."""

@@ -23,7 +23,7 @@ from benchmarks.common import compute_gae, standardize
 from benchmarks.plain_recipe.config import RecipeConfig
 from benchmarks.plain_recipe.net import rows_of, values_of
 from benchmarks.plain_recipe.rollout import Rollout
-from rl_platform.modules.transformer_lstm_net import State
+from rl_platform.nets.transformer_lstm_net import State
 
 STATE_IN = "state_in."
 """Prefix of the learner batch's state keys: sliced per minibatch like every other key."""

@@ -7,9 +7,9 @@ import torch
 from torch import nn
 
 from benchmarks.plain_recipe.config import RecipeConfig
+from rl_platform.base.observation_keys import HISTORY_KEY, MASK_KEY, SELF_KEY
 from rl_platform.envs.duel import NUM_ACTIONS
-from rl_platform.modules.transformer_lstm_net import State, transformer_lstm_net_for
-from rl_platform.observation_keys import HISTORY_KEY, MASK_KEY, SELF_KEY
+from rl_platform.nets.transformer_lstm_net import State, transformer_lstm_net_for
 
 
 def build_net(config: RecipeConfig) -> nn.Module:

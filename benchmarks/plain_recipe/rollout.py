@@ -8,7 +8,7 @@ import torch
 from benchmarks.plain_recipe.config import RecipeConfig
 from benchmarks.plain_recipe.net import rows_of
 from rl_platform.envs.duel import OBS_SIZE
-from rl_platform.modules.transformer_lstm_net import State
+from rl_platform.nets.transformer_lstm_net import State
 
 
 @dataclass

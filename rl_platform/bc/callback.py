@@ -1,8 +1,8 @@
 """`BCCallback`: moves the run through the BC schedule and curriculum; logs per-slice results.
 
 Driver side: the settings in force are always `settings_at(bc_spec, env_steps)` (pure, see
-`rl_platform.bc_rules.schedule`). They are pushed to every env runner's `TeacherLabels` piece and to
-every learner (`learner_group.foreach_learner`)
+`rl_platform.imitation.schedule`). They are pushed to every env runner's `TeacherLabels` piece
+and to every learner (`learner_group.foreach_learner`)
 
 * at algorithm init (env step 0) and when env runners are recreated after a failure;
 * after every training iteration, for the env steps sampled so far;
@@ -31,13 +31,13 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS
 
+from rl_platform.base.lifetime_steps import lifetime_env_steps, logged_lifetime_env_steps
+from rl_platform.base.metric_keys import BC_COEF
+from rl_platform.base.module_ids import MAIN_MODULE_ID
 from rl_platform.bc.run_teacher import RunTeachers
-from rl_platform.bc_rules.labeler import find_labelers
-from rl_platform.bc_rules.schedule import BCSettings, settings_at
-from rl_platform.bc_rules.slicing import BC_MODE, BCMode
-from rl_platform.lifetime_steps import lifetime_env_steps, logged_lifetime_env_steps
-from rl_platform.metric_keys import BC_COEF
-from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.imitation.labeler import find_labelers
+from rl_platform.imitation.schedule import BCSettings, settings_at
+from rl_platform.imitation.slicing import BC_MODE, BCMode
 from rl_platform.policies.loading import learned_parts
 from rl_platform.spec.bc import BCSpec
 

@@ -15,16 +15,16 @@ from typing import Any
 
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
+from rl_platform.base.errors import UserError
 from rl_platform.bc.callback import BCCallback
 from rl_platform.bc.init_from import InitFromCallback
 from rl_platform.bc.offline import offline_bc_config
 from rl_platform.bc.teacher_actions import TeacherLedActions
 from rl_platform.bc.teacher_labels import TeacherLabels
-from rl_platform.bc_rules.schedule import settings_at
-from rl_platform.config_callbacks import with_callback
-from rl_platform.errors import UserError
+from rl_platform.imitation.schedule import settings_at
 from rl_platform.learners.bc_ppo import LEARNER_CONFIG_KEY
-from rl_platform.run_facts import run_facts
+from rl_platform.rllib.config_callbacks import with_callback
+from rl_platform.rllib.facts import run_facts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.bc import THIS_RUN, uses_this_run
 

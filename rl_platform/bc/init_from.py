@@ -1,6 +1,6 @@
 """`init_from: CHECKPOINT`: start training from another run's policy weights (e.g. BC pretraining).
 
-At algorithm init the checkpoint's main module weights (`rl_platform.storage.algorithm_state.
+At algorithm init the checkpoint's main module weights (`rl_platform.rllib.algorithm_state.
 module_weights`, our pickle-free format) are copied into the new run's main module on every
 learner, then synced to the env runners. Parameters are matched by name and shape: every policy
 tensor must fit (same `model:`), value-function tensors that do not (a BC run has none) keep
@@ -16,13 +16,13 @@ import numpy as np
 from loguru import logger
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
-from rl_platform.errors import UserError
-from rl_platform.module_ids import trained_module_in
+from rl_platform.base.errors import UserError
+from rl_platform.base.module_ids import trained_module_in
 
 
 def load_init_weights(source: str | Path) -> tuple[str, dict[str, np.ndarray]]:
     """(source module id, weights) of the main module in a run or checkpoint folder."""
-    from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
+    from rl_platform.rllib.algorithm_state import ALGORITHM_PART, module_weights
     from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 
     path = Path(str(source).removeprefix("checkpoint://")).expanduser()

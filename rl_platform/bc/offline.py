@@ -4,7 +4,7 @@ RLlib's offline stack (ray/rllib/offline/offline_data.py) streams the recorded p
 through its `OfflinePreLearner` (one row = one transition, the columns of
 `OfflineSingleAgentEnvRunner` with `output_write_episodes=False`) into `BCTorchLearner`.
 
-The MLP is RLlib's PPO module (not BC's own, see `rl_platform.module_spec`), so the trained
+The MLP is RLlib's PPO module (not BC's own, see `rl_platform.rllib.rl_module_spec`), so the trained
 weights carry PPO's parameter names and a later `init_from:` of a PPO run loads them directly
 (BC trains only the policy network; PPO's value head starts fresh). Evaluation:
 `training.eval_episodes` greedy episodes per iteration, reported as `bc/eval_return_mean` (BC
@@ -19,10 +19,10 @@ from ray.rllib.algorithms.bc import BCConfig
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EVALUATION_RESULTS
 
+from rl_platform.base.errors import UserError
 from rl_platform.bc.record import DATA_DIR
-from rl_platform.config_callbacks import with_callback
-from rl_platform.errors import UserError
-from rl_platform.run_facts import run_facts
+from rl_platform.rllib.config_callbacks import with_callback
+from rl_platform.rllib.facts import run_facts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.training import BCTraining
 

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 from loguru import logger
 
+from rl_platform.base.errors import UserError
+from rl_platform.base.seed_tree import SeedTree
 from rl_platform.envs.env_info import env_facts
-from rl_platform.errors import UserError
-from rl_platform.seed_tree import SeedTree
 
 DATA_DIR = "data"
 META_FILE = "record.json"
@@ -78,7 +78,7 @@ def rollouts(
     parallel: int,
 ) -> list[Any]:
     """`episodes` finished games of the teacher, played `parallel` at a time."""
-    from rl_platform.envs.registry import make_env
+    from rl_platform.env_adapters.registry import make_env
     from rl_platform.policies import EnvContext, load_policy
 
     envs = [make_env(env_id, [], dict(env_kwargs)) for _ in range(min(parallel, episodes))]

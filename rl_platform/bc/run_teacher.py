@@ -19,8 +19,8 @@ from pathlib import Path
 
 from loguru import logger
 
-from rl_platform.bc_rules.schedule import BCSettings
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
+from rl_platform.imitation.schedule import BCSettings
 from rl_platform.spec.bc import THIS_RUN, uses_this_run
 from rl_platform.spec.policy_uri import BEST_NAME, parse_policy_uri
 from rl_platform.storage.checkpoints import CheckpointStore

@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 from loguru import logger
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.policies import EnvContext, Policy, load_policy
 from rl_platform.policies.loading import learned_policy
 from rl_platform.spec.policy_uri import parse_policy_uri

@@ -26,7 +26,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.utils.annotations import override
 
 from rl_platform.bc.teacher_labels import LABELS_KEY
-from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION, BCMode
+from rl_platform.imitation.slicing import BC_MODE, TEACHER_ACTION, BCMode
 
 
 class TeacherLedActions(ConnectorV2):

@@ -3,7 +3,7 @@
 Runs first in the env-to-module pipeline, on the raw observations (before e.g. the
 transformer's opponent-history piece rewrites them in the episodes). For every agent about to
 act that the cloned module controls, it asks the teacher for an action and decides the step's
-`BCMode` from the env's vector index (`rl_platform.bc_rules.slicing`). The result goes to
+`BCMode` from the env's vector index (`rl_platform.imitation.slicing`). The result goes to
 `shared_data[LABELS_KEY]` as `{(episode_id[, agent_id]): (teacher_action, mode)}`, where the
 module-to-env piece `TeacherLedActions` picks it up after the module's forward pass (RLlib
 passes the same `shared_data` dict to both pipelines of an env runner, see
@@ -22,8 +22,8 @@ from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 from ray.rllib.utils.annotations import override
 
 from rl_platform.bc.teacher import Teacher
-from rl_platform.bc_rules.schedule import BCSettings
-from rl_platform.bc_rules.slicing import mode_for_env
+from rl_platform.imitation.schedule import BCSettings
+from rl_platform.imitation.slicing import mode_for_env
 from rl_platform.policies.base import stack_rows
 
 LABELS_KEY = "rlp_bc_labels"

@@ -5,7 +5,7 @@ into its episode with the hidden features at 0 (`envs/hidden_view.py`), before t
 `OpponentHistory` piece builds windows from it, so the module acts on, and the learner
 trains on, the learner's view. Agents played by scripted modules (plain RLModules, not
 torch ones: `modules/scripted_module.py`) keep the full frame, as on the array runner
-(`sampling/vector_env_runner.py`, `_forward`). BC's `TeacherLabels` runs before this piece
+(`env_runner/vector_env_runner.py`, `_forward`). BC's `TeacherLabels` runs before this piece
 and labels from the full frame.
 """
 

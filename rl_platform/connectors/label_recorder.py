@@ -1,5 +1,5 @@
 """Learner piece at the end of the pipeline: hand each cloned module's labelled rows to the
-learner's `LabelReplay` (`rl_platform.bc_rules.label_replay`), once per train batch.
+learner's `LabelReplay` (`rl_platform.imitation.label_replay`), once per train batch.
 
 It runs after GAE and `StudentAdvantages`, so the rows are exactly what the PPO minibatches
 see (tensors on the learner's device; [B, T] chunks with their `state_in` for recurrent
@@ -15,8 +15,8 @@ from ray.rllib.connectors.connector_v2 import ConnectorV2
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.annotations import override
 
-from rl_platform.bc_rules.label_replay import map_nested
-from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION
+from rl_platform.imitation.label_replay import map_nested
+from rl_platform.imitation.slicing import BC_MODE, TEACHER_ACTION
 from rl_platform.losses.bc import labelled_mask
 
 _KEPT = (Columns.OBS, Columns.STATE_IN, Columns.SEQ_LENS, TEACHER_ACTION)

@@ -28,14 +28,14 @@ from ray.rllib.connectors.connector_v2 import ConnectorV2
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.utils.typing import EpisodeType
 
-from rl_platform.connectors.history_window import ObsSplit, push_frame, start_window
-from rl_platform.observation_keys import (
+from rl_platform.base.observation_keys import (
     ACTION_MASK_KEY,
     HISTORY_KEY,
     MASK_KEY,
     MASKED_OBS_KEY,
     SELF_KEY,
 )
+from rl_platform.nets.history_window import ObsSplit, push_frame, start_window
 
 
 def is_converted(obs: Any) -> bool:

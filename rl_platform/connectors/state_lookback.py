@@ -10,7 +10,7 @@ with size N` in `InfiniteLookbackBuffer._get_int_index`, plain-array states sile
 the chunk's *last* STATE_OUT as its first STATE_IN. The env runner is unaffected: it computes
 the first action's input before cutting (`MultiAgentEnvRunner._cached_to_module`).
 
-Two parts, both wired by rl_platform/rllib_config.py:
+Two parts, both wired by rl_platform/rllib/config.py:
 - `lookback_horizon_for_turns(players)`: with P players taking turns, an agent's last
   STATE_OUT is at most P env steps back, or P + 1 when its action still waits for its next
   observation at the cut (`cut()` keeps such "hanging" actions, but not the state before

@@ -14,7 +14,7 @@ from ray.rllib.connectors.connector_v2 import ConnectorV2
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.annotations import override
 
-from rl_platform.bc_rules.slicing import BC_MODE
+from rl_platform.imitation.slicing import BC_MODE
 from rl_platform.losses.bc import ppo_loss_mask, standardize_advantages
 
 

@@ -1,1 +1,2 @@
-"""Environments: catalog of ids, Ray registration, wrappers and our own games."""
+"""Environments, Ray-free: catalog of ids, sources, user envs and our own games (their RLlib
+adapters are `rl_platform.env_adapters`)."""

@@ -35,7 +35,7 @@ class PlatformEnv:
 
 PLATFORM_ENVS: dict[str, PlatformEnv] = {
     "rlp/Duel-v0": PlatformEnv(
-        "rl_platform.envs.duel.rllib_env:DuelMultiAgentEnv",
+        "rl_platform.env_adapters.duel_env:DuelMultiAgentEnv",
         "multi",
         "our 1v1 platform fighter",
         vector_game="rl_platform.envs.duel.vector_game:DuelVectorGame",
@@ -66,7 +66,7 @@ PLATFORM_ENVS: dict[str, PlatformEnv] = {
         kwargs=("opponent", "episode_len", "bias", "reveal_history"),
     ),
     "pettingzoo/connect_four_v3": PlatformEnv(
-        "rl_platform.envs.pettingzoo_adapter:connect_four_env",
+        "rl_platform.env_adapters.pettingzoo_adapter:connect_four_env",
         "multi",
         "PettingZoo connect four (turn-based, action masks)",
         vector_game="rl_platform.envs.connect_four.vector_game:ConnectFourVectorGame",

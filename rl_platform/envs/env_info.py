@@ -5,7 +5,7 @@ points, PettingZoo modules) answer from what they are, and a factory function fr
 built in the driver (`user_envs.probe_env_kind`, once per process and kwargs).
 
 `env_facts` is the one place that tells an env's kind: the spec's validators read it through
-`EnvSpec.facts()`, a run through `rl_platform.run_facts.RunFacts.env`, `rlp eval` through its
+`EnvSpec.facts()`, a run through `rl_platform.rllib.facts.RunFacts.env`, `rlp eval` through its
 `EnvTarget`.
 """
 

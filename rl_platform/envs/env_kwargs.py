@@ -12,10 +12,10 @@ import inspect
 from collections.abc import Iterable
 from typing import Any
 
+from rl_platform.base.seed_tree import SEED_KEY
 from rl_platform.envs.catalog import PLATFORM_ENVS
 from rl_platform.envs.sources import EnvIdError, resolve_env_source
 from rl_platform.envs.user_envs import user_target
-from rl_platform.seed_tree import SEED_KEY
 
 GYMNASIUM_MAKE_KWARGS = frozenset({"max_episode_steps", "disable_env_checker"})
 

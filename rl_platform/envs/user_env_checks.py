@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.utils.user_code import user_frames
 
 AGENT = "agent"

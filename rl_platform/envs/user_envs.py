@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 import gymnasium as gym
 
+from rl_platform.base.errors import causes
+from rl_platform.base.seed_tree import SEED_KEY
 from rl_platform.envs.sources import (
     EnvIdError,
     EnvSource,
@@ -26,8 +28,6 @@ from rl_platform.envs.sources import (
 )
 from rl_platform.envs.user_env_checks import UserEnvError, close_product, preflight
 from rl_platform.envs.vector_game import VectorGame
-from rl_platform.errors import causes
-from rl_platform.seed_tree import SEED_KEY
 from rl_platform.utils.user_code import import_user_module, user_frames
 
 _UNSUPPORTED_SPACES = (gym.spaces.Text, gym.spaces.Graph, gym.spaces.Sequence, gym.spaces.OneOf)

@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from rl_platform.base.seed_tree import SeedTree
 from rl_platform.envs.duel.arena import GameLog, play_games
 from rl_platform.envs.duel.core import DRAW
 from rl_platform.envs.duel.single_game import AGENT_IDS
 from rl_platform.evaluation.envs import EnvTarget
 from rl_platform.evaluation.rollout import EpisodeRecord
 from rl_platform.policies import Policy
-from rl_platform.seed_tree import SeedTree
 from rl_platform.teachers import DUEL_ENV
 
 # Settings a run's env kwargs may hold that do not shape the games (the arena seeds them).

@@ -12,9 +12,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from rl_platform.base.errors import UserError
 from rl_platform.envs.env_info import SINGLE_AGENT_ID, check_env, env_facts
 from rl_platform.envs.sources import EnvIdError
-from rl_platform.errors import UserError
 from rl_platform.spec.policy_uri import PolicyKind, PolicyURI
 from rl_platform.teachers import ENV_IDS
 
@@ -92,7 +92,7 @@ class AgentEnv:
     """Per-agent dict view of one env: `reset(seed) -> obs`, `step(actions) -> ...`."""
 
     def __init__(self, target: EnvTarget, *, render_mode: str | None = None) -> None:
-        from rl_platform.envs.registry import make_env
+        from rl_platform.env_adapters.registry import make_env
 
         kwargs = dict(target.kwargs)
         if render_mode is not None:
@@ -185,7 +185,7 @@ def env_shape(spaces: dict[str, tuple[gym.Space, gym.Space]]) -> EnvShape:
 
 
 def probe_env(target: EnvTarget) -> EnvShape:
-    from rl_platform.envs.registry import agent_spaces
+    from rl_platform.env_adapters.registry import agent_spaces
 
     spaces = agent_spaces(
         target.env_id, target.wrappers, target.kwargs, multi_agent=target.multi_agent

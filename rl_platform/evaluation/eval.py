@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.evaluation.arena_games import arena_episodes, arena_plays
 from rl_platform.evaluation.envs import AgentEnv, EnvShape, EnvTarget, probe_env, resolve_env
 from rl_platform.evaluation.rollout import EpisodeRecord, Rollout, RolloutHooks

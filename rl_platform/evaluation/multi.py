@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.evaluation.envs import AgentEnv, probe_env, resolve_env
 from rl_platform.evaluation.eval import check_episodes, policy_for
 from rl_platform.evaluation.rollout import EpisodeRecord, Rollout, RolloutHooks

@@ -17,7 +17,7 @@ from typing import Literal
 
 import numpy as np
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.evaluation.reference_points import draw_reference, reference_points
 from rl_platform.storage.layout import METRICS_FILE, SPEC_FILE
 from rl_platform.utils.stats import bootstrap_interval

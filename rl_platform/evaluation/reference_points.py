@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 
 
 @dataclass(frozen=True)

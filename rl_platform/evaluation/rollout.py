@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from rl_platform.base.seed_tree import SeedTree
 from rl_platform.evaluation.envs import AgentEnv
 from rl_platform.policies.base import Policy, stack_rows
-from rl_platform.seed_tree import SeedTree
 
 SeatPlan = Callable[[int], Mapping[str, str]]
 """Episode index -> {agent_id: policy key}."""

@@ -12,7 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.utils.atomic import write_bytes_atomic
 
 SUFFIXES = (".gif", ".mp4")

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.evaluation.envs import AgentEnv, EnvTarget, probe_env, resolve_env
 from rl_platform.evaluation.eval import check_episodes, seat_policies
 from rl_platform.evaluation.rollout import EpisodeRecord, Rollout, RolloutHooks

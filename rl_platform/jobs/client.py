@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from loguru import logger
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.jobs.errors import ClusterAuthError, ClusterUnreachableError
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Sequence
 
 from rl_platform.jobs.errors import SubmitError
-from rl_platform.seeds.selection import parse_seeds
+from rl_platform.multi_seed.selection import parse_seeds
 
 TRAIN_ARGV = ("rlp", "train")
 

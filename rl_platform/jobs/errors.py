@@ -1,6 +1,6 @@
 """User-facing errors of the jobs client: the CLI edge shows them without a traceback."""
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 
 
 class ClusterUnreachableError(UserError):

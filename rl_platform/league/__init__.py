@@ -1,7 +1,7 @@
 """Self-play league: pool, matchmaking, PFSP, opponent slots, ratings, snapshots.
 
 Plain Python (numpy, torch, pyarrow, openskill); nothing here imports Ray, so league rules are
-unit-testable on their own. The RLlib adapter lives in `rl_platform.league.callback`.
+unit-testable on their own. The RLlib adapter lives in `rl_platform.rllib.league_callback`.
 
 Exports resolve lazily (PEP 562) so that importing the spec schema, which needs only
 `rl_platform.spec.league`, does not pull in torch and keeps `rlp validate` fast.

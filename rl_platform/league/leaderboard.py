@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
+from rl_platform.base.module_ids import MAIN_MODULE_ID
 from rl_platform.league.members import Member
 from rl_platform.league.results import Outcome, ResultBook, as_outcome
-from rl_platform.module_ids import MAIN_MODULE_ID
 
 
 @dataclass(frozen=True)

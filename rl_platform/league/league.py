@@ -23,7 +23,8 @@ from typing import Any
 import torch
 from loguru import logger
 
-from rl_platform.errors import IntegrityError, UserError
+from rl_platform.base.errors import IntegrityError, UserError
+from rl_platform.base.module_ids import MAIN_MODULE_ID
 from rl_platform.league.leaderboard import LeaderboardRow, leaderboard
 from rl_platform.league.matchmaking import Matchmaker
 from rl_platform.league.members import Member, MemberKind
@@ -33,7 +34,6 @@ from rl_platform.league.results import Outcome, ResultBook, as_outcome
 from rl_platform.league.slots import OpponentChoice, SlotPlan, plan_slots, sample_opponent
 from rl_platform.league.snapshots import should_snapshot
 from rl_platform.league.state import LeagueState, check_same_members, check_saved_state
-from rl_platform.module_ids import MAIN_MODULE_ID
 from rl_platform.spec.league import SELF_PLAY, LeagueSpec
 from rl_platform.storage.folder_storage import FolderStorage
 

@@ -26,7 +26,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.league.members import Member, MemberKind
 from rl_platform.spec.league import SELF_PLAY
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.base.module_ids import MAIN_MODULE_ID
 from rl_platform.utils.names import check_name
 
 # openskill's defaults (mu=25, sigma=25/3); kept here so a fresh member needs no openskill import.

@@ -26,7 +26,7 @@ import torch
 from loguru import logger
 from pydantic import ValidationError
 
-from rl_platform.errors import IntegrityError, UserError
+from rl_platform.base.errors import IntegrityError, UserError
 from rl_platform.league.members import (
     DEFAULT_MU,
     DEFAULT_SIGMA,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 
 
 class Outcome(StrEnum):

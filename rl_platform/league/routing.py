@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from rl_platform.base.module_ids import MAIN_MODULE_ID
+from rl_platform.base.seed_tree import SeedTree
 from rl_platform.league.results import Outcome
 from rl_platform.league.slots import SlotPlan, sample_opponent, slot_for_module_id
-from rl_platform.module_ids import MAIN_MODULE_ID
-from rl_platform.seed_tree import SeedTree
 
 PAIRING_KEY = "league_pairing"
 # Metric keys on env runners; the driver reads them back from the iteration's result.

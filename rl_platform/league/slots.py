@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.league.matchmaking import draw_from
 from rl_platform.league.members import Member, MemberKind
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
-from rl_platform.errors import IntegrityError, UserError
+from rl_platform.base.errors import IntegrityError, UserError
 
 STATE_VERSION = 1
 

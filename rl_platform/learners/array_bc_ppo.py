@@ -2,7 +2,7 @@
 
 The array learner's update (learners/array_ppo.py) with the BC term of `BCPPOLearner`
 (learners/bc_ppo.py), from the same columns: the runner labels the cloned module's rows with
-the teacher's action and the row's mode (sampling/bc_rows.py), the advantages are
+the teacher's action and the row's mode (env_runner/bc_rows.py), the advantages are
 standardized over the student's steps (learners/flat_batch.py), and each minibatch step adds
 coef x the cross-entropy to the teacher on the labelled steps, with teacher-led steps left out
 of the PPO terms (learners/update_step.py). The weight is a device tensor moved between

@@ -26,14 +26,14 @@ import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.annotations import override
 
-from rl_platform.bc_rules.label_replay import LabelReplay, as_bc_only_batch
-from rl_platform.bc_rules.schedule import BCSettings, settings_at
-from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION
+from rl_platform.base.seed_tree import SeedTree
 from rl_platform.connectors.label_recorder import LabelRecorder
 from rl_platform.connectors.student_advantages import StudentAdvantages
+from rl_platform.imitation.label_replay import LabelReplay, as_bc_only_batch
+from rl_platform.imitation.schedule import BCSettings, settings_at
+from rl_platform.imitation.slicing import BC_MODE, TEACHER_ACTION
 from rl_platform.learners.ppo import PlatformPPOLearner
 from rl_platform.losses.bc import BC_METRIC_NAMES, bc_terms, ppo_loss_mask, total_loss
-from rl_platform.seed_tree import SeedTree
 from rl_platform.spec.bc import BCSpec
 
 LEARNER_CONFIG_KEY = "rlp_bc"

@@ -23,8 +23,8 @@ import ray
 import torch
 from loguru import logger
 
-from rl_platform.devices import resolve_device
-from rl_platform.errors import UserError
+from rl_platform.base.devices import resolve_device
+from rl_platform.base.errors import UserError
 from rl_platform.spec.sections import ResourcesSpec
 
 LEARNER_NODE_WAIT_S = 30 * 60

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from ray.rllib.core.columns import Columns
 
-from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION
+from rl_platform.imitation.slicing import BC_MODE, TEACHER_ACTION
 from rl_platform.losses.bc import ppo_loss_mask
 from rl_platform.losses.gae import generalized_advantages, standardized
 from rl_platform.modules.recurrent_module import RESETS

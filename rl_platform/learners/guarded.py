@@ -6,8 +6,8 @@ from ray.rllib.algorithms.dqn.torch.dqn_torch_learner import DQNTorchLearner
 from ray.rllib.algorithms.impala.torch.impala_torch_learner import IMPALATorchLearner
 from ray.rllib.algorithms.sac.torch.sac_torch_learner import SACTorchLearner
 
-from rl_platform.learners.chunk_states import IndexedChunkStates
 from rl_platform.learners.finite_guard import FiniteUpdateGuard
+from rl_platform.learners.indexed_chunk_states import IndexedChunkStates
 
 
 class GuardedAPPOLearner(FiniteUpdateGuard, IndexedChunkStates, APPOTorchLearner):

@@ -15,8 +15,9 @@ from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.annotations import override
 
-from rl_platform.learners.chunk_states import IndexedChunkStates
+from rl_platform.base.observation_keys import HISTORY_KEY, MASK_KEY
 from rl_platform.learners.finite_guard import FiniteUpdateGuard
+from rl_platform.learners.indexed_chunk_states import IndexedChunkStates
 from rl_platform.losses.opponent_action import (
     OPPONENT_ACTION_LOGITS,
     OPPONENT_ACTIONS,
@@ -24,7 +25,6 @@ from rl_platform.losses.opponent_action import (
 )
 from rl_platform.losses.opponent_prediction import OPPONENT_PREDICTION, opponent_prediction_loss
 from rl_platform.losses.ppo_diagnostics import ppo_diagnostics
-from rl_platform.observation_keys import HISTORY_KEY, MASK_KEY
 
 
 class PlatformPPOLearner(FiniteUpdateGuard, IndexedChunkStates, PPOTorchLearner):

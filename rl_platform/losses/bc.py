@@ -4,7 +4,7 @@
 
 in the spirit of kickstarting (Schmitt et al. 2018, https://arxiv.org/abs/1803.03835: an
 auxiliary distillation term with a decaying weight added to the RL loss), with hard teacher
-actions as labels. `bc_mode` (see `rl_platform.bc_rules.slicing`) says who acted at each step:
+actions as labels. `bc_mode` (see `rl_platform.imitation.slicing`) says who acted at each step:
 
 * teacher-led steps were chosen by the teacher, so their probability ratios and advantages
   belong to another policy: `ppo_loss_mask` drops them from the PPO term (and
@@ -18,7 +18,7 @@ recurrent modules) and an optional `loss_mask` (False: padding / RLlib's bootstr
 import torch
 from torch.nn import functional as F
 
-from rl_platform.bc_rules.slicing import BCMode
+from rl_platform.imitation.slicing import BCMode
 from rl_platform.losses.ppo_diagnostics import masked_mean
 
 LOSS_PREFIX = "loss_"

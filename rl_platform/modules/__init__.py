@@ -1,8 +1,8 @@
 """Custom RLModules (new API stack). Importing this package does not import Ray.
 
 Which RLModule a `model.type` builds is its type's `rl_module`
-(rl_platform/spec/model_types/, read by rl_platform/module_spec.py). Public API for the spec
-adapter:
+(rl_platform/spec/model_types/, read by rl_platform/rllib/rl_module_spec.py). Public API for
+the spec adapter:
 
     mlp_module_class_for(observation_spaces) -> type | None
         For "mlp"/"default": None (keep RLlib's stock module) when every agent observes a
@@ -24,8 +24,8 @@ streaming_encoder.py, transformer_lstm_net.py.
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
-from rl_platform.errors import SpecError
-from rl_platform.modules.action_mask_space import is_action_mask_space
+from rl_platform.base.errors import SpecError
+from rl_platform.nets.action_mask_space import is_action_mask_space
 from rl_platform.spec.model_type import OpponentHistoryInputs
 
 
@@ -72,7 +72,7 @@ def history_connector_for(
             ],
             source="model",
         )
-    from rl_platform.connectors.history_window import ObsSplit
+    from rl_platform.nets.history_window import ObsSplit
 
     try:
         ObsSplit.from_config(inputs.obs_split)

@@ -18,11 +18,11 @@ import gymnasium as gym
 import torch
 from torch import nn
 
-from rl_platform.errors import SpecError
-from rl_platform.modules.lstm_net import LSTMActorCriticNet
-from rl_platform.modules.nets import flat_dim
+from rl_platform.base.errors import SpecError
+from rl_platform.base.observation_keys import ACTION_MASK_KEY, MASKED_OBS_KEY
 from rl_platform.modules.recurrent_module import RecurrentActorCriticModule
-from rl_platform.observation_keys import ACTION_MASK_KEY, MASKED_OBS_KEY
+from rl_platform.nets.blocks import flat_dim
+from rl_platform.nets.lstm_net import LSTMActorCriticNet
 from rl_platform.spec.model_types.lstm import LSTMModelSpec
 
 

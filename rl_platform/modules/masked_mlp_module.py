@@ -1,6 +1,6 @@
 """MLP actor-critic RLModule that masks illegal actions (`model.type: mlp` on masked envs).
 
-`rl_platform/module_spec.py` picks this module instead of RLlib's stock PPO
+`rl_platform/rllib/rl_module_spec.py` picks this module instead of RLlib's stock PPO
 module when the env observes RLlib's action-masking Dict
 `{"observations": Box, "action_mask": Box(0, 1, (A,))}` (as in
 ray/rllib/examples/rl_modules/classes/action_masking_rlm.py), which RLlib's catalog cannot
@@ -9,7 +9,7 @@ mask), e.g. for tests.
 
 model_config keys: those of the spec's `mlp` model, `hidden` [256, 256], `activation` tanh,
 `vf_share_layers` false (rl_platform/spec/model_types/mlp.py, MLPModelSpec). Network:
-rl_platform/modules/masked_mlp_net.py. Actions: Discrete, MultiDiscrete (masks allowed),
+rl_platform/nets/masked_mlp_net.py. Actions: Discrete, MultiDiscrete (masks allowed),
 1-D Box (no mask).
 
 Batch contract (not stateful: no time axis, no state): forward passes read
@@ -38,12 +38,12 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.utils.annotations import override
 from torch import nn
 
-from rl_platform.errors import SpecError
-from rl_platform.modules.action_mask_space import is_action_mask_space
-from rl_platform.modules.masked_mlp_net import MaskedMLPNet
-from rl_platform.modules.nets import action_dist_input_dim
+from rl_platform.base.errors import SpecError
+from rl_platform.base.observation_keys import ACTION_MASK_KEY, MASKED_OBS_KEY
 from rl_platform.modules.recurrent_module import RLLIB_MODEL_KEYS, action_dist_cls_for
-from rl_platform.observation_keys import ACTION_MASK_KEY, MASKED_OBS_KEY
+from rl_platform.nets.action_mask_space import is_action_mask_space
+from rl_platform.nets.blocks import action_dist_input_dim
+from rl_platform.nets.masked_mlp_net import MaskedMLPNet
 from rl_platform.spec.model_types.mlp import MLPModelSpec
 
 

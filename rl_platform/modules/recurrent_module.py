@@ -46,7 +46,7 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.utils.annotations import override
 from torch import nn
 
-from rl_platform.errors import SpecError
+from rl_platform.base.errors import SpecError
 
 RESETS = "resets"
 """Batch column of the array learner's sequences, `[B, T]` bool: an episode starts at each
@@ -61,7 +61,7 @@ RLLIB_MODEL_KEYS = {f.name for f in dataclasses.fields(DefaultModelConfig)} | {
 
 
 def action_dist_cls_for(action_space: gym.Space) -> type:
-    """RLlib torch distribution matching the heads in rl_platform/modules/nets.py."""
+    """RLlib torch distribution matching the heads in rl_platform/nets/blocks.py."""
     if isinstance(action_space, gym.spaces.Discrete):
         return TorchCategorical
     if isinstance(action_space, gym.spaces.MultiDiscrete):

@@ -32,13 +32,13 @@ import gymnasium as gym
 import torch
 from torch import nn
 
-from rl_platform.errors import SpecError
+from rl_platform.base.errors import SpecError
+from rl_platform.base.observation_keys import ACTION_MASK_KEY, HISTORY_KEY, MASK_KEY, SELF_KEY
 from rl_platform.losses.opponent_action import OPPONENT_ACTION_LOGITS
 from rl_platform.losses.opponent_prediction import OPPONENT_PREDICTION
-from rl_platform.modules.nets import flat_dim
 from rl_platform.modules.recurrent_module import RecurrentActorCriticModule
-from rl_platform.modules.transformer_lstm_net import transformer_lstm_net_for
-from rl_platform.observation_keys import ACTION_MASK_KEY, HISTORY_KEY, MASK_KEY, SELF_KEY
+from rl_platform.nets.blocks import flat_dim
+from rl_platform.nets.transformer_lstm_net import transformer_lstm_net_for
 from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
 
 

@@ -17,8 +17,8 @@ import gymnasium as gym
 import numpy as np
 from loguru import logger
 
-from rl_platform.errors import UserError
-from rl_platform.module_ids import trained_module_in
+from rl_platform.base.errors import UserError
+from rl_platform.base.module_ids import trained_module_in
 from rl_platform.policies.base import FunctionPolicy, Policy, RandomPolicy
 from rl_platform.spec.policy_uri import BEST_NAME, PolicyKind, PolicyURI, parse_policy_uri
 from rl_platform.storage.layout import CHECKPOINTS_DIR, LATEST_FILE, LEAGUE_DIR
@@ -80,7 +80,7 @@ def _existing(path: str | None, *, label: str) -> Path:
 def checkpoint_module_weights(uri: PolicyURI) -> tuple[Path, str | None, dict[str, Any]]:
     """(checkpoint folder, the module the URI means, every module's weights) of a
     `checkpoint://` URI; the module is `?module=` or the first trained module present."""
-    from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
+    from rl_platform.rllib.algorithm_state import ALGORITHM_PART, module_weights
     from rl_platform.storage.checkpoints import (
         CheckpointStore,
         load_checkpoint,

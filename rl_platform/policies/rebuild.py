@@ -1,9 +1,9 @@
 """Rebuild a run's RLModule on CPU from its spec, without starting an Algorithm or Ray.
 
 The spec in the run folder goes through the same `module_spec_for` as training
-(`rl_platform.module_spec`), so the module class and model config are exactly those of the
+(`rl_platform.rllib.rl_module_spec`), so the module class and model config are exactly those of the
 checkpoint; only the spaces come from the env the policy will act in. League opponent slots
-and exploiters share main's architecture (see `rl_platform.league.callback.league_modules`),
+and exploiters share main's architecture (see `rl_platform.rllib.league_callback.league_modules`),
 so any learned module id of a run is built from main's spec.
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rl_platform.algorithms import algorithm_config_class
-from rl_platform.errors import UserError
-from rl_platform.module_spec import resolved_module_spec
+from rl_platform.base.errors import UserError
+from rl_platform.rllib.algorithms import algorithm_config_class
+from rl_platform.rllib.rl_module_spec import resolved_module_spec
 from rl_platform.spec import ExperimentSpec, load_spec
 from rl_platform.storage.layout import SPEC_FILE
 

@@ -14,8 +14,8 @@ from typing import Any
 import torch
 
 from rl_platform.bc.extension import bc_extension
-from rl_platform.league.callback import league_extension
-from rl_platform.rllib_config import ConfigExtension, build_algorithm_config
+from rl_platform.rllib.config import ConfigExtension, build_algorithm_config
+from rl_platform.rllib.league_callback import league_extension
 from rl_platform.run.episode_metrics import EpisodeMetricsCallback
 from rl_platform.spec import ExperimentSpec
 

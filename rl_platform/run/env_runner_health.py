@@ -1,7 +1,7 @@
 """Stop a run whose remote env runners are all gone for good instead of looping on empty iterations.
 
 RLlib restarts a crashed remote env runner up to `max_num_env_runner_restarts` times (set in
-`rllib_config`). After that the actor stays dead and every later `train()` samples nothing, so
+`rllib.config`). After that the actor stays dead and every later `train()` samples nothing, so
 without this check a run would spin through empty iterations until a stop condition or forever.
 The check costs nothing while at least one remote runner is healthy.
 """
@@ -11,7 +11,7 @@ from typing import Any
 import ray
 from ray.exceptions import ActorDiedError, RayError
 
-from rl_platform.errors import TrainingHealthError
+from rl_platform.base.errors import TrainingHealthError
 
 PING_TIMEOUT_S = 10.0
 

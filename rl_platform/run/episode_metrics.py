@@ -20,8 +20,8 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 from ray.rllib.utils.annotations import override
 
-from rl_platform.metric_keys import ACTION_COUNTS, LEARNER_RETURN_MEAN
-from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.base.metric_keys import ACTION_COUNTS, LEARNER_RETURN_MEAN
+from rl_platform.base.module_ids import MAIN_MODULE_ID
 
 WINDOW = 100
 

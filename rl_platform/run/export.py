@@ -5,9 +5,9 @@ from pathlib import Path
 
 from safetensors.numpy import save as save_arrays
 
-from rl_platform.errors import UserError
-from rl_platform.module_ids import trained_module_in
-from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
+from rl_platform.base.errors import UserError
+from rl_platform.base.module_ids import trained_module_in
+from rl_platform.rllib.algorithm_state import ALGORITHM_PART, module_weights
 from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 from rl_platform.storage.layout import CHECKPOINTS_DIR
 from rl_platform.utils.atomic import write_bytes_atomic

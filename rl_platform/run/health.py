@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 from loguru import logger
 
-from rl_platform.metric_keys import BC_COEF
+from rl_platform.base.metric_keys import BC_COEF
 from rl_platform.run.metrics import REWARD_PREFIX, is_nonfinite_update
 from rl_platform.spec.sections import HealthSpec
 

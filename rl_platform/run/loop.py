@@ -20,10 +20,17 @@ from typing import Any, Protocol
 
 from loguru import logger
 
+from rl_platform.base.errors import TrainingHealthError, user_error_in
+from rl_platform.base.lifetime_steps import logged_lifetime_env_steps
 from rl_platform.envs.env_info import action_names_of
 from rl_platform.envs.user_envs import env_error_in
-from rl_platform.errors import TrainingHealthError, user_error_in
-from rl_platform.lifetime_steps import logged_lifetime_env_steps
+from rl_platform.rllib.algorithm_state import (
+    ALGORITHM_PART,
+    module_weights,
+    restore_algorithm,
+    snapshot_algorithm,
+)
+from rl_platform.rllib.facts import run_facts
 from rl_platform.run.env_runner_health import check_env_runners
 from rl_platform.run.gpu_monitor import GpuMonitor
 from rl_platform.run.health import (
@@ -38,14 +45,7 @@ from rl_platform.run.periodic_eval import PeriodicEvaluation
 from rl_platform.run.phase_clock import CHECKPOINT, EVAL, LEARN, TRAIN, WEIGHTS_SYNC, PhaseClock
 from rl_platform.run.sinks import METRICS_ROW_META_KEY
 from rl_platform.run.stopping import CheckpointMarks, StopTracker
-from rl_platform.run_facts import run_facts
 from rl_platform.spec import ExperimentSpec
-from rl_platform.storage.algorithm_state import (
-    ALGORITHM_PART,
-    module_weights,
-    restore_algorithm,
-    snapshot_algorithm,
-)
 from rl_platform.storage.checkpoints import LoadedCheckpoint
 
 

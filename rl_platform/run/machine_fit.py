@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 
 GIB = 1024**3
 FLOAT_BYTES = 4

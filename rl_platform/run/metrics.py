@@ -7,10 +7,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from rl_platform.base.lifetime_steps import lifetime_env_steps
+from rl_platform.base.metric_keys import ACTION_COUNTS, LEARNER_RETURN_MEAN, MODULE_RETURN_MEAN
+from rl_platform.base.module_ids import TRAINED_MODULE_IDS, trained_module_in
 from rl_platform.learners import HEALTH_NONFINITE_KEY
-from rl_platform.lifetime_steps import lifetime_env_steps
-from rl_platform.metric_keys import ACTION_COUNTS, LEARNER_RETURN_MEAN, MODULE_RETURN_MEAN
-from rl_platform.module_ids import TRAINED_MODULE_IDS, trained_module_in
 
 # RLlib learner result key -> our name, for the main module.
 _LEARNER_KEYS = {

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from rl_platform.base.metric_keys import EVAL_PREFIX
+from rl_platform.base.module_ids import trained_module_in
 from rl_platform.evaluation.arena_games import arena_episodes, arena_plays
 from rl_platform.evaluation.envs import EnvTarget, env_shape
 from rl_platform.evaluation.eval import (
@@ -22,10 +24,8 @@ from rl_platform.evaluation.eval import (
     seat_plan,
 )
 from rl_platform.evaluation.summary import summarize
-from rl_platform.metric_keys import EVAL_PREFIX
-from rl_platform.module_ids import trained_module_in
 from rl_platform.policies import EnvContext, Policy, learned_policy, load_policy
-from rl_platform.run_facts import run_facts
+from rl_platform.rllib.facts import run_facts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.teachers import ENV_IDS
 from rl_platform.utils.user_code import is_entry_point

@@ -17,7 +17,7 @@ from typing import Any
 
 from loguru import logger
 
-from rl_platform.errors import IntegrityError, UserError
+from rl_platform.base.errors import IntegrityError, UserError
 from rl_platform.run.health import HEALTH_META_KEY
 from rl_platform.run.sinks import METRICS_ROW_META_KEY
 from rl_platform.run.stopping import reached_stop

@@ -8,8 +8,8 @@ import os
 
 import gymnasium as gym
 
+from rl_platform.rllib.facts import run_facts
 from rl_platform.run.machine_fit import RunSizes, check_fits, machine_memory_bytes
-from rl_platform.run_facts import run_facts
 from rl_platform.spec import ExperimentSpec
 
 _SIZE_FIELDS = ("hidden", "encoder", "obs_encoder", "d_model", "lstm_cell_size", "actor", "critic")

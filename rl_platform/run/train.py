@@ -12,10 +12,12 @@ from typing import Any
 import torch
 from loguru import logger
 
-from rl_platform.devices import require_acting_device
+from rl_platform.base.devices import require_acting_device
+from rl_platform.base.errors import TrainingHealthError, UserError
 from rl_platform.envs.user_envs import preflight_env
-from rl_platform.errors import TrainingHealthError, UserError
-from rl_platform.rllib_config import ConfigExtension
+from rl_platform.ray_runtime.session import ensure_ray, ray_logs_to
+from rl_platform.rllib.config import ConfigExtension
+from rl_platform.rllib.facts import run_facts
 from rl_platform.run.algorithm_build import build_algorithm
 from rl_platform.run.health import HealthStatus, HealthVerdict
 from rl_platform.run.loop import (
@@ -45,7 +47,6 @@ from rl_platform.run.sinks import (
 )
 from rl_platform.run.spec_sizes import check_spec_fits_machine
 from rl_platform.run.trial_metrics import TrialMetrics
-from rl_platform.run_facts import run_facts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint, checkpoint_name
 from rl_platform.storage.layout import (
@@ -60,7 +61,6 @@ from rl_platform.storage.run_dir import add_file_log, new_run_dir, write_spec
 from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
 from rl_platform.utils.atomic import write_json_atomic
-from rl_platform.utils.ray_session import ensure_ray, ray_logs_to
 from rl_platform.utils.secrets import secret_values
 from rl_platform.utils.stop_grace import stop_grace_s
 

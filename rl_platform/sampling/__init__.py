@@ -1,8 +1,6 @@
-"""rl_platform's array env runner for vectorized games (docs/vector_games.md).
-
-Pure numpy parts (no Ray): `choice` (which runner a spec gets), `seat_plan` (who plays each
-seat), `rollout` (preallocated arrays cut into per-seat trajectories), `game_stats`
+"""The array env runner's pure numpy parts (no Ray; docs/vector_games.md): `seat_plan` (who
+plays each seat), `rollout` (preallocated arrays cut into per-seat trajectories), `game_stats`
 (per-game sums and metrics), `seat_states` (recurrent states per seat), `model_inputs`
-(opponent-history windows). RLlib adapters: `vector_env_runner`, `module_actions`,
-`episodes`, `bc_rows`, `wiring`.
+(opponent-history windows), `rollout_batch`, `overlap`, `runner_settings`. The RLlib runner
+that drives them is `rl_platform.env_runner`.
 """

@@ -5,7 +5,7 @@ Everything is counted from the learner's seat (issue: per-module metrics): a gam
 module plays every seat, each seat gives one sample), `reward/<component>` sums the learner
 seat's components, `action_counts/<i>` counts every action the trained modules took (the
 driver turns the counts into `actions/<name>_frac`, which sums to 1). The keys are those of
-`rl_platform.metric_keys`, shared with the stock runner's callback. League results use the
+`rl_platform.base.metric_keys`, shared with the stock runner's callback. League results use the
 keys the league callback reads (rl_platform/league/routing.py).
 """
 
@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from rl_platform.base.lifetime_steps import NUM_ENV_STEPS_SAMPLED_LIFETIME
+from rl_platform.base.metric_keys import ACTION_COUNTS, LEARNER_RETURN_MEAN, MODULE_RETURN_MEAN
 from rl_platform.envs.vector_game import DRAW
 from rl_platform.league import routing
 from rl_platform.league.results import Outcome
-from rl_platform.lifetime_steps import NUM_ENV_STEPS_SAMPLED_LIFETIME
-from rl_platform.metric_keys import ACTION_COUNTS, LEARNER_RETURN_MEAN, MODULE_RETURN_MEAN
 from rl_platform.sampling.seat_plan import NO_MEMBER, SeatPlan
 
 WINDOW = 100

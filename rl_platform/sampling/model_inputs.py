@@ -7,7 +7,7 @@ the stock path builds per agent and step in the `OpponentHistory` connector
 arrays `[N, P, H, D]`: a seat's window gets a frame each time the seat observes (acts), a
 new game starts a fresh window, and a game's terminal observation is converted from the
 window before the reset. The result equals the connector's output row for row
-(`windows_from_sequence` in rl_platform/connectors/history_window.py is the reference).
+(`windows_from_sequence` in rl_platform/nets/history_window.py is the reference).
 `RawInputs` passes observations through for every other model. With `env.hide`,
 `HiddenInputs` blanks the hidden features before either sees them, so the history windows
 hold the learner's view too (rl_platform/envs/hidden_view.py); scripted seats read the
@@ -19,16 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from rl_platform.connectors.history_window import ObsSplit
-from rl_platform.envs.hidden_view import HiddenView
-from rl_platform.envs.vector_game import Observations
-from rl_platform.observation_keys import (
+from rl_platform.base.observation_keys import (
     ACTION_MASK_KEY,
     HISTORY_KEY,
     MASK_KEY,
     MASKED_OBS_KEY,
     SELF_KEY,
 )
+from rl_platform.envs.hidden_view import HiddenView
+from rl_platform.envs.vector_game import Observations
+from rl_platform.nets.history_window import ObsSplit
 from rl_platform.spec.model_type import OpponentHistoryInputs
 
 

@@ -78,7 +78,7 @@ class RolloutBatch:
     """The module's `max_seq_len` (0: stateless)."""
     columns: dict[str, torch.Tensor] = field(default_factory=dict)
     """Further `[T, R]` per-step columns the runner labelled (BC's teacher actions and modes,
-    rl_platform/bc_rules/slicing.py)."""
+    rl_platform/imitation/slicing.py)."""
 
     def env_steps(self) -> int:
         return self.num_env_steps

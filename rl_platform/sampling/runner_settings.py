@@ -1,5 +1,5 @@
 """What the array env runner needs besides RLlib's config (no Ray): bound into a
-`VectorEnvRunner` subclass by rl_platform/sampling/wiring.py, since RLlib builds runners from
+`VectorEnvRunner` subclass by rl_platform/rllib/runner_extension.py, since RLlib builds runners from
 the class alone, locally and in remote actors."""
 
 from dataclasses import dataclass

@@ -8,7 +8,7 @@
 
 from dataclasses import dataclass
 
-from rl_platform.errors import SpecError, UserError
+from rl_platform.base.errors import SpecError, UserError
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.search import SearchSpec
 from rl_platform.spec.search_paths import canonical_param_path, spec_unions

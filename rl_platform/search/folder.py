@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.spec import ExperimentSpec, load_spec
 from rl_platform.storage.layout import SPEC_FILE
 from rl_platform.storage.run_dir import new_run_dir, write_spec

@@ -18,7 +18,7 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.utils.atomic import write_bytes_atomic, write_text_atomic
 
 SEALED_DIR = ".rlp-sealed"

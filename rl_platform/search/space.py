@@ -8,7 +8,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from rl_platform.errors import SpecError
+from rl_platform.base.errors import SpecError
 from rl_platform.spec import ExperimentSpec, validate_spec_data
 from rl_platform.spec.search import Distribution
 

@@ -20,7 +20,8 @@ from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
 from ray.tune.search import ConcurrencyLimiter
 from ray.tune.search.basic_variant import BasicVariantGenerator
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
+from rl_platform.ray_runtime.session import ensure_ray, ray_logs_to
 from rl_platform.search.budget import TrialBudget, trial_budget, trial_bundles
 from rl_platform.search.folder import (
     BEST_FILE,
@@ -37,7 +38,6 @@ from rl_platform.search.space import to_tune_space
 from rl_platform.search.trainable import search_trainable
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.search import SearchSpec
-from rl_platform.utils.ray_session import ensure_ray, ray_logs_to
 
 Observer = Callable[[list[TrialRow]], None]
 # Tune pickles the run config (callbacks included) into tuner.pkl and a resumed search runs the

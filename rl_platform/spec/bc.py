@@ -14,15 +14,15 @@ A phase without a teacher is plain PPO (e.g. a first stretch before the teacher 
 `checkpoint://{run}/best` names a checkpoint of the run itself, taken when its phase starts
 (`rl_platform.bc.run_teacher`).
 `replay: {capacity, updates_per_minibatch}` adds BC-only gradient steps on the labels gathered
-so far (`rl_platform.bc_rules.label_replay`).
+so far (`rl_platform.imitation.label_replay`).
 """
 
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from rl_platform.errors import UserError
-from rl_platform.module_ids import MAIN_MODULE_ID
+from rl_platform.base.errors import UserError
+from rl_platform.base.module_ids import MAIN_MODULE_ID
 from rl_platform.spec.base import PositiveInt
 from rl_platform.spec.policy_uri import BEST_NAME, PolicyKind, parse_policy_uri
 

@@ -4,7 +4,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.spec.base import Integer, SpecModel
 from rl_platform.spec.bc import BCSpec
 from rl_platform.spec.evaluation import EvaluationSpec

@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from rl_platform.errors import UnsafePathError
+from rl_platform.base.errors import UnsafePathError
 from rl_platform.spec.base import Integer
 from rl_platform.spec.mix_schedule import (
     MixInterpolation,

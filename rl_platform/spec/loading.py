@@ -12,7 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from pydantic import ValidationError
 
-from rl_platform.errors import SpecError
+from rl_platform.base.errors import SpecError
 from rl_platform.spec.experiment import BUDGET_SECTIONS, PROFILE_ENV_KEYS, ExperimentSpec
 from rl_platform.spec.interpolation_budget import (
     InterpolationTooDeep,

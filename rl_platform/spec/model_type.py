@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import ValidationError
 
-from rl_platform.errors import SpecError
+from rl_platform.base.errors import SpecError
 from rl_platform.spec.base import Integer, SpecModel
 
 Activation = Literal["relu", "tanh", "silu", "gelu", "elu"]
@@ -48,7 +48,7 @@ class OpponentHistoryInputs:
     frames: Integer
     """Opponent frames per observation (H)."""
     obs_split: dict[str, Any] | None
-    """Own/opponent parts of the raw observation (rl_platform/connectors/history_window.py)."""
+    """Own/opponent parts of the raw observation (rl_platform/nets/history_window.py)."""
 
 
 class ModelTypeSpec(SpecModel):

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from urllib.parse import parse_qsl
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.utils.user_code import is_entry_point
 
 

@@ -49,7 +49,7 @@ class EnvSpec(SpecModel):
     """Vectorized copies of the env per env runner."""
     wrappers: list[Literal["atari", "normalize_obs", "flatten_obs"]] = []
     """Preprocessing: `atari` = RLlib's Atari stack (64x64 grey, noop reset, frame skip 4 with
-    max-pooling, episodic life, fire reset, 4-frame stack; rl_platform/envs/registry.py)."""
+    max-pooling, episodic life, fire reset, 4-frame stack; rl_platform/env_adapters/registry.py)."""
     observation_filter: Literal["none", "mean_std"] = "none"
     """`mean_std`: RLlib's MeanStdFilter connector on every env runner (running mean and
     standard deviation of each observation feature, output clipped to [-10, 10], statistics
@@ -163,7 +163,7 @@ class ResourcesSpec(SpecModel):
     def learner_gpu_request(self, *, resolved_device: LearnerDevice | None = None) -> float:
         """GPUs one learner asks for: the one rule behind the learner's `num_gpus_per_learner`
         (learners/device.py), every reservation of a search trial or a seed
-        (search/budget.py) and the cluster fit (cluster/fit.py). `device` is read as an
+        (search/budget.py) and the cluster fit (capacity/fit.py). `device` is read as an
         explicit choice: `cpu`, `mps` ask for none (RLlib 2.60 learners run on CUDA or CPU),
         `cuda` for `gpus_per_learner`, or 1 where that is 0; `auto` for `gpus_per_learner` as
         given (where the learner lands decides; in a Tune trial, what the trial reserved).

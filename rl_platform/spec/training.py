@@ -1,7 +1,7 @@
 """Algorithm hyperparameters (`training:`), one model per algorithm family.
 
 The spec's `algo` selects the model; its fields map one to one onto RLlib's
-`AlgorithmConfig.training(...)` arguments in `rl_platform.rllib_config`.
+`AlgorithmConfig.training(...)` arguments in `rl_platform.rllib.config`.
 """
 
 from itertools import pairwise

@@ -25,7 +25,7 @@ from typing import Any
 
 from loguru import logger
 
-from rl_platform.errors import IntegrityError, UserError
+from rl_platform.base.errors import IntegrityError, UserError
 from rl_platform.storage.layout import BEST_FILE, CHECKPOINTS_DIR, LATEST_FILE, PINS_FILE
 from rl_platform.utils.atomic import (
     atomic_directory,

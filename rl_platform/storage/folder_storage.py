@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from rl_platform.errors import IntegrityError
+from rl_platform.base.errors import IntegrityError
 from rl_platform.utils.atomic import (
     COPY_CHUNK,
     Readable,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from loguru import logger
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.layout import LOG_FILE, SPEC_FILE
 from rl_platform.utils.atomic import write_text_atomic

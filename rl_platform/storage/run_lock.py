@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from types import TracebackType
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 
 LOCK_FILE = ".lock"
 

@@ -21,7 +21,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from rl_platform.errors import IntegrityError, UnsafePathError
+from rl_platform.base.errors import IntegrityError, UnsafePathError
 from rl_platform.utils.atomic import Readable
 from rl_platform.utils.names import check_name
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from loguru import logger
 
-from rl_platform.errors import IntegrityError, UserError
+from rl_platform.base.errors import IntegrityError, UserError
 from rl_platform.storage.checkpoints import META_FILE, verify_checkpoint
 from rl_platform.storage.folder_storage import FolderStorage
 from rl_platform.storage.layout import CHECKPOINTS_DIR, MANIFEST_FILE, RUNS_DIR, SPEC_FILE

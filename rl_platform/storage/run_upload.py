@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 
 from loguru import logger
 
-from rl_platform.errors import IntegrityError, UserError
+from rl_platform.base.errors import IntegrityError, UserError
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.folder_storage import FolderStorage
 from rl_platform.storage.layout import CHECKPOINTS_DIR, LEAGUE_DIR, MANIFEST_FILE, RUNS_DIR

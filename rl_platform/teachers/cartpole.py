@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 
 DEFAULT_ANGULAR_GAIN = 0.5
 DEFAULT_POSITION_GAIN = 0.05

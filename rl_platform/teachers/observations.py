@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from rl_platform.observation_keys import HISTORY_KEY, SELF_KEY
+from rl_platform.base.observation_keys import HISTORY_KEY, SELF_KEY
 
 
 def duel_raw_obs(obs: Any) -> np.ndarray:

@@ -19,8 +19,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rl_platform.errors import UserError
-from rl_platform.observation_keys import ACTION_MASK_KEY
+from rl_platform.base.errors import UserError
+from rl_platform.base.observation_keys import ACTION_MASK_KEY
 from rl_platform.teachers.observations import duel_raw_obs
 from rl_platform.utils.user_code import UserCodeError, is_entry_point, load_entry_point
 

@@ -7,7 +7,7 @@ reaches a path goes through `check_name` first.
 import re
 from pathlib import Path
 
-from rl_platform.errors import UnsafePathError
+from rl_platform.base.errors import UnsafePathError
 
 # Letters, digits, '.', '_', '-' and '+' (for "main+1"-style ids), starting with a letter or digit.
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+\-]{0,127}$")

@@ -16,7 +16,7 @@ import numpy as np
 from safetensors.numpy import load as load_arrays
 from safetensors.numpy import save as save_arrays
 
-from rl_platform.errors import IntegrityError
+from rl_platform.base.errors import IntegrityError
 from rl_platform.utils.atomic import write_bytes_atomic
 
 _ARRAY, _ITEMS, _TUPLE, _FLOAT = "__array__", "__items__", "__tuple__", "__float__"

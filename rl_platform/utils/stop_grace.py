@@ -7,7 +7,7 @@ Read by the run's signal handler (`run/signals.py`) and forwarded to submitted j
 import math
 from collections.abc import Mapping
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 
 STOP_GRACE_ENV_VAR = "RLP_STOP_GRACE_S"
 DEFAULT_STOP_GRACE_S = 60.0

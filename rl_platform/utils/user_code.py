@@ -12,7 +12,7 @@ import traceback
 from types import ModuleType
 from typing import Any
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 
 ENTRY_POINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w]*$")
 """`package.module:attribute`."""

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from rl_platform.sampling.device_acting import ActingBuffers, ModuleActing
+from rl_platform.env_runner.device_acting import ActingBuffers, ModuleActing
 from rl_platform.sampling.seat_states import flat_rows
 from tests.acting_support import GAMES, SEATS, EagerReference, model_obs, streaming_module
 

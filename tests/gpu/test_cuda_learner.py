@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from rl_platform.learners.captured_step import CapturedStep
-from rl_platform.modules.nets import LSTMCore
+from rl_platform.nets.blocks import LSTMCore
 from tests.integration.test_array_learner import (
     LSTM_MODEL,
     MODULE,

@@ -14,13 +14,13 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
 from rl_platform.bc.extension import bc_extension
-from rl_platform.bc_rules.schedule import BCSettings
-from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION, BCMode
+from rl_platform.imitation.schedule import BCSettings
+from rl_platform.imitation.slicing import BC_MODE, TEACHER_ACTION, BCMode
 from rl_platform.learners.array_bc_ppo import ArrayBCPPOLearner
 from rl_platform.learners.array_ppo import minibatch_order
 from rl_platform.learners.flat_batch import FlatBatch, flat_batch
 from rl_platform.losses.bc import standardize_advantages
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.sampling.rollout_batch import RolloutBatch
 from rl_platform.spec import validate_spec_data
 from tests.integration.test_array_learner import _host_reads_refused

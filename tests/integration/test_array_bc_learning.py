@@ -5,9 +5,9 @@ states it visits, in env steps, as RLlib's path does (about 0.7 within 20k env s
 import functools
 
 from rl_platform.bc.extension import bc_extension
-from rl_platform.league.callback import league_extension
 from rl_platform.learners.array_bc_ppo import ArrayBCPPOLearner
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.config import build_algorithm_config
+from rl_platform.rllib.league_callback import league_extension
 from rl_platform.spec import ExperimentSpec
 
 TARGET_ACCURACY = 0.6

@@ -16,7 +16,7 @@ from ray.rllib.utils.postprocessing.value_predictions import compute_value_targe
 from rl_platform.learners.array_ppo import ArrayPPOLearner, minibatch_order
 from rl_platform.learners.flat_batch import FlatBatch
 from rl_platform.losses.gae import generalized_advantages
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.spec import validate_spec_data
 
 OBS_DIM, ACTIONS, MODULE = 6, 4, "main"

@@ -74,7 +74,7 @@ def test_online_bc_matches_the_teacher_within_budget(bc_run):
 def test_init_from_starts_ppo_from_the_bc_weights(bc_run):
     from rl_platform.bc.extension import bc_extension
     from rl_platform.bc.init_from import load_init_weights
-    from rl_platform.rllib_config import build_algorithm_config
+    from rl_platform.rllib.config import build_algorithm_config
 
     spec = load_spec(EXPERIMENTS / "cartpole_bc.yaml")
     spec = spec.model_copy(update={"bc": None, "init_from": str(bc_run.run_dir)})
@@ -98,7 +98,7 @@ def test_record_writes_what_rllib_offline_bc_reads(ray_local, tmp_path):
 
     from rl_platform.bc.extension import bc_extension
     from rl_platform.bc.record import record
-    from rl_platform.rllib_config import build_algorithm_config
+    from rl_platform.rllib.config import build_algorithm_config
 
     summary = record("scripted://cartpole/balance", env_id=ENV_ID, episodes=2, out=tmp_path / "d")
     assert (summary.episodes, summary.steps, summary.return_mean) == (2, 1000, 500.0)
@@ -126,7 +126,7 @@ def test_record_writes_what_rllib_offline_bc_reads(ray_local, tmp_path):
 
 
 def test_curriculum_moves_through_phases_and_resumes_in_its_phase(ray_local, tmp_path):
-    from rl_platform.bc_rules.schedule import settings_at
+    from rl_platform.imitation.schedule import settings_at
     from rl_platform.run.train import read_metrics
     from rl_platform.spec import resolve_spec_data
 

@@ -23,14 +23,14 @@ import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.evaluation.postprocessing import Postprocessing
 
+from rl_platform.base.observation_keys import HISTORY_KEY, SELF_KEY
 from rl_platform.bc.extension import bc_extension
 from rl_platform.bc.teacher import Teacher
-from rl_platform.bc_rules.label_replay import LabelReplay, as_bc_only_batch
-from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION, BCMode
 from rl_platform.connectors.label_recorder import LabelRecorder
+from rl_platform.imitation.label_replay import LabelReplay, as_bc_only_batch
+from rl_platform.imitation.slicing import BC_MODE, TEACHER_ACTION, BCMode
 from rl_platform.losses.bc import ppo_loss_mask
-from rl_platform.observation_keys import HISTORY_KEY, SELF_KEY
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.run.metrics import extract_metrics
 from rl_platform.spec import ExperimentSpec
 from tests.integration.duel_support import DUEL_SELF_DIM, TINY_DUEL_TRANSFORMER
@@ -246,7 +246,7 @@ def teacher_calls(monkeypatch) -> list[tuple[list[tuple], Any]]:
 def test_transformer_lstm_bc_ppo_on_the_duel(
     ray_local, one_torch_thread, teacher_calls, tmp_path, runner
 ):
-    from rl_platform.league.callback import league_extension
+    from rl_platform.rllib.league_callback import league_extension
 
     spec = ExperimentSpec.model_validate(
         {

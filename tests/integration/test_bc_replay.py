@@ -7,7 +7,7 @@ loss)."""
 import math
 
 from rl_platform.bc.extension import bc_extension
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.run.metrics import extract_metrics, is_nonfinite_update
 from rl_platform.spec import ExperimentSpec
 

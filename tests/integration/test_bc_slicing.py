@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from rl_platform.bc.extension import bc_extension
-from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION, BCMode
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.imitation.slicing import BC_MODE, TEACHER_ACTION, BCMode
+from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.spec import ExperimentSpec
 from rl_platform.teachers.cartpole import make_balance
 from tests.integration.episode_support import module_episodes
@@ -91,7 +91,7 @@ def test_cartpole_slices_act_with_the_right_policy(cartpole_algo):
 
 def test_settings_pushed_by_the_driver_move_the_slices(cartpole_algo):
     from rl_platform.bc.callback import apply_to_env_runner
-    from rl_platform.bc_rules.schedule import BCSettings
+    from rl_platform.imitation.schedule import BCSettings
 
     settings = BCSettings(0, "scripted://cartpole/balance", 0.0, 1.0, 1.0, 0)
     assert cartpole_algo.env_runner_group.foreach_env_runner(
@@ -105,7 +105,7 @@ def test_settings_pushed_by_the_driver_move_the_slices(cartpole_algo):
 def _sample_duel_league(tmp_path, runner: str, bc: dict, *, learner: str = "rllib") -> list:
     """Episodes of a tiny duel league (main vs `based`) with this `bc:` block (rollout
     batches with `learner: array`)."""
-    from rl_platform.league.callback import league_extension
+    from rl_platform.rllib.league_callback import league_extension
 
     spec = ExperimentSpec.model_validate(
         {

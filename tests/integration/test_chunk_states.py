@@ -12,7 +12,7 @@ from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
 
 from rl_platform.connectors.chunk_states import ChunkStatesToBatch, chunk_start_indices
-from rl_platform.sampling.episodes import to_episode
+from rl_platform.env_runner.episodes import to_episode
 from rl_platform.sampling.rollout import RolloutArrays, cut_seat
 from rl_platform.sampling.seat_states import ChunkPositions
 

@@ -1,7 +1,7 @@
 """What a new user sees from a local `rlp train` (its own process, as they would run it): our
 progress lines and the dashboard URL; Ray's routine notices go to the run's train.log; and no
 process of its local Ray outlives it (the console script ends without Ray's slow shutdown,
-rl_platform/utils/process_exit.py).
+rl_platform/ray_runtime/process_exit.py).
 
 The `rlp train` child (a Ray start with its dashboard, imports, two iterations: one core for
 most of a minute) runs beside the rest of the suite (tests/background.py)."""

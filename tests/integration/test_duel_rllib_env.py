@@ -8,9 +8,9 @@ from ray.rllib.env.env_context import EnvContext
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
+from rl_platform.base.errors import UserError
+from rl_platform.env_adapters.duel_env import DuelMultiAgentEnv
 from rl_platform.envs.duel import REWARD_COMPONENTS
-from rl_platform.envs.duel.rllib_env import DuelMultiAgentEnv
-from rl_platform.errors import UserError
 
 
 def test_passes_rllib_multi_agent_checks() -> None:

@@ -3,8 +3,8 @@ time (`VectorGameEnv`) and PettingZoo's Parallel envs (`ParallelAdapter`). No Ra
 
 import numpy as np
 
-from rl_platform.envs.registry import make_env
-from rl_platform.envs.vector_game_env import VectorGameEnv
+from rl_platform.env_adapters.registry import make_env
+from rl_platform.env_adapters.vector_game_env import VectorGameEnv
 from tests.fixtures.take_away import TakeAwayGame
 
 

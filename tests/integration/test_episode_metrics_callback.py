@@ -6,7 +6,7 @@ import math
 import numpy as np
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 
-from rl_platform.metric_keys import ACTION_COUNTS, LEARNER_RETURN_MEAN
+from rl_platform.base.metric_keys import ACTION_COUNTS, LEARNER_RETURN_MEAN
 from rl_platform.run.episode_metrics import EpisodeMetricsCallback
 from rl_platform.run.metrics import extract_metrics
 

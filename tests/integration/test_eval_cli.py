@@ -20,7 +20,7 @@ from rl_platform import load_spec
 from rl_platform.evaluation.envs import EnvTarget, probe_env
 from rl_platform.policies import EnvContext, load_policy
 from rl_platform.policies.rebuild import build_module, history_converter
-from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
+from rl_platform.rllib.algorithm_state import ALGORITHM_PART, module_weights
 from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint, resolve_checkpoint
 from rl_platform.storage.run_dir import write_spec
 from tests.integration.cli_support import invoke_rlp as rlp

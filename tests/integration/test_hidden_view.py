@@ -14,10 +14,10 @@ import pytest
 
 from rl_platform.envs.duel.observation import OBS_SIZE
 from rl_platform.envs.duel.pettingzoo_env import action_space, observation_space
-from rl_platform.league.callback import league_extension
 from rl_platform.league.slots import SCRIPTED_PREFIX
 from rl_platform.policies import EnvContext, learned_policy
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.config import build_algorithm_config
+from rl_platform.rllib.league_callback import league_extension
 from rl_platform.sampling.rollout_batch import RolloutBatch
 from rl_platform.spec import validate_spec_data
 from rl_platform.teachers import DUEL_ENV

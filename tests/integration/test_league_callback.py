@@ -12,14 +12,14 @@ import pytest
 from typer.testing import CliRunner
 
 from rl_platform import load_spec, train
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
+from rl_platform.commands.league import league_app
 from rl_platform.league import LeaguePool, routing
-from rl_platform.league.callback import LeagueCallback, driver_league, league_extension
 from rl_platform.league.members import DEFAULT_MU
-from rl_platform.league_tools.cli import league_app
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.algorithm_state import restore_algorithm, snapshot_algorithm
+from rl_platform.rllib.config import build_algorithm_config
+from rl_platform.rllib.league_callback import LeagueCallback, driver_league, league_extension
 from rl_platform.run.train import read_metrics
-from rl_platform.storage.algorithm_state import restore_algorithm, snapshot_algorithm
 from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
 from tests.conftest import EXPERIMENTS
 

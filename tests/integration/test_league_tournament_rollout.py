@@ -1,7 +1,7 @@
 """`rlp league tournament` in a two-player env other than the duel (connect four).
 
 The duel plays in its vectorized arena; other envs go through the evaluation rollout with
-`league://RUN/ID` policies (rl_platform/league_tools/rollout_round_robin.py).
+`league://RUN/ID` policies (rl_platform/tournament/rollout_round_robin.py).
 """
 
 import json
@@ -9,8 +9,8 @@ import json
 from typer.testing import CliRunner
 
 from rl_platform import load_spec, train
+from rl_platform.commands.league import league_app
 from rl_platform.league import LeaguePool
-from rl_platform.league_tools.cli import league_app
 from tests.conftest import EXPERIMENTS
 
 TINY = [

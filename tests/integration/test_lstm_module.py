@@ -13,7 +13,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis import TARGET_NETWORK_ACTION_DIST_INPUTS
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 
-from rl_platform.errors import SpecError
+from rl_platform.base.errors import SpecError
 from rl_platform.modules.lstm_module import LSTMActorCriticModule
 from rl_platform.spec.model import MODEL_TYPES
 from rl_platform.utils.user_code import load_entry_point

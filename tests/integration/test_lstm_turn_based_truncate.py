@@ -108,7 +108,7 @@ def test_fill_falls_back_to_the_initial_state_instead_of_crashing() -> None:
 def test_ppo_lstm_connect_four_with_truncated_episodes(ray_local) -> None:
     import torch
 
-    from rl_platform.rllib_config import build_algorithm_config
+    from rl_platform.rllib.config import build_algorithm_config
 
     torch.set_num_threads(1)  # one small LSTM step is ~30x slower with 2 threads under load
     data = resolve_spec_data(

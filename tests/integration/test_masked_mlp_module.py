@@ -12,10 +12,10 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis import TARGET_NETWORK_ACTION_DIST_INPUTS
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from rl_platform.errors import SpecError
-from rl_platform.module_spec import module_spec_for
+from rl_platform.base.errors import SpecError
 from rl_platform.modules.masked_mlp_module import MaskedMLPModule
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.config import build_algorithm_config
+from rl_platform.rllib.rl_module_spec import module_spec_for
 from rl_platform.spec import validate_spec_data
 from tests.integration.episode_support import module_episodes
 

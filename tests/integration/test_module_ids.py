@@ -2,7 +2,7 @@
 
 from ray.rllib.core import DEFAULT_MODULE_ID
 
-from rl_platform.module_ids import SINGLE_AGENT_MODULE_ID, TRAINED_MODULE_IDS
+from rl_platform.base.module_ids import SINGLE_AGENT_MODULE_ID, TRAINED_MODULE_IDS
 
 
 def test_single_agent_module_id_is_rllibs_default():

@@ -12,10 +12,10 @@ from ray.rllib.connectors.learner.add_one_ts_to_episodes_and_truncate import (
 )
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 
+from rl_platform.base.errors import SpecError
 from rl_platform.connectors.scale_rewards import ScaleRewards
-from rl_platform.errors import SpecError
-from rl_platform.module_spec import module_spec_for
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.config import build_algorithm_config
+from rl_platform.rllib.rl_module_spec import module_spec_for
 from rl_platform.spec import load_spec
 from tests.conftest import EXPERIMENTS
 

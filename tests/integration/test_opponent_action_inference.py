@@ -15,7 +15,7 @@ import numpy as np
 
 from rl_platform.envs.duel.actions import Action
 from rl_platform.losses.opponent_action import OPPONENT_ACTIONS
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.run.metrics import extract_metrics
 from rl_platform.spec import ExperimentSpec
 from tests.integration.duel_support import TINY_DUEL_TRANSFORMER
@@ -51,7 +51,7 @@ def _spec() -> ExperimentSpec:
 
 
 def test_the_head_learns_the_opponents_actions_from_the_runners_labels(ray_local, tmp_path):
-    from rl_platform.league.callback import league_extension
+    from rl_platform.rllib.league_callback import league_extension
 
     extension = functools.partial(league_extension, run_dir=tmp_path)
     algo = build_algorithm_config(_spec(), extensions=[extension]).build_algo()

@@ -9,11 +9,11 @@ import pytest
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 
-from rl_platform.connectors.history_window import windows_from_sequence
+from rl_platform.base.errors import SpecError
 from rl_platform.connectors.opponent_history import OpponentHistory
 from rl_platform.envs.rps_history import OBS_SPLIT, RPSHistoryEnv
-from rl_platform.errors import SpecError
 from rl_platform.modules import history_connector_for
+from rl_platform.nets.history_window import windows_from_sequence
 from rl_platform.spec.model_type import OpponentHistoryInputs
 from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
 

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from rl_platform import load_spec, train
+from rl_platform.base.errors import UserError
 from rl_platform.cli import app
-from rl_platform.errors import UserError
 from rl_platform.search.budget import trial_budget
 from rl_platform.search.results import read_results_csv
 from rl_platform.search.tuner import run_search

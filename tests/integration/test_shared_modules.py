@@ -4,8 +4,8 @@ iterations train exactly the weights the copying path trains."""
 
 import torch
 
-from rl_platform.rllib_config import build_algorithm_config
-from rl_platform.sampling.shared_modules import ShareLearnerModules
+from rl_platform.env_runner.shared_modules import ShareLearnerModules
+from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.spec import validate_spec_data
 
 

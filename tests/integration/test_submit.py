@@ -12,8 +12,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from rl_platform.commands.jobs import jobs_app
 from rl_platform.jobs.client import make_client
-from rl_platform.jobs.jobs_cli import jobs_app
 from rl_platform.jobs.runtime_env import EXCLUDES, job_env_vars
 from tests.token_head import (
     REPO,

@@ -7,9 +7,9 @@ import pytest
 from safetensors.numpy import load_file
 
 from rl_platform import load_spec, train
+from rl_platform.rllib.algorithm_state import module_weights
 from rl_platform.run.export import export_policy
 from rl_platform.run.phase_clock import SPLIT_KEYS
-from rl_platform.storage.algorithm_state import module_weights
 from rl_platform.storage.checkpoints import load_checkpoint
 from tests.conftest import EXPERIMENTS
 

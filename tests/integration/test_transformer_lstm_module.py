@@ -10,9 +10,9 @@ import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 
+from rl_platform.base.errors import SpecError
 from rl_platform.connectors.opponent_history import OpponentHistory
 from rl_platform.envs.rps_history import OBS_SPLIT, RPSHistoryEnv
-from rl_platform.errors import SpecError
 from rl_platform.modules import history_connector_for
 from rl_platform.modules.transformer_lstm_module import TransformerLSTMModule
 from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
@@ -197,7 +197,7 @@ def test_streaming_module_acts_step_by_step_as_it_trains_on_the_chunk() -> None:
 
 def _rps_algorithm(name: str, model: dict):
     """PPO on the RPS history env built through the spec path (platform learner, connector)."""
-    from rl_platform.rllib_config import build_algorithm_config
+    from rl_platform.rllib.config import build_algorithm_config
     from rl_platform.spec import validate_spec_data
 
     spec = validate_spec_data(

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from rl_platform import load_spec, train
-from rl_platform.errors import SpecError
-from rl_platform.module_spec import resolved_module_spec
+from rl_platform.base.errors import SpecError
 from rl_platform.policies import EnvContext, load_policy
 from rl_platform.policies.rebuild import build_module, history_converter
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.algorithm_state import ALGORITHM_PART, module_weights
+from rl_platform.rllib.config import build_algorithm_config
+from rl_platform.rllib.rl_module_spec import resolved_module_spec
 from rl_platform.spec import validate_spec_data
-from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
 from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 from tests.fixtures.example_model_type import TYPE, OneLayerModelSpec, OneLayerModule
 

@@ -10,8 +10,8 @@ import functools
 
 import numpy as np
 
-from rl_platform.league.callback import league_extension
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.config import build_algorithm_config
+from rl_platform.rllib.league_callback import league_extension
 from rl_platform.spec import validate_spec_data
 
 BUDGET = 60_000

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import tree
 
-from rl_platform.rllib_config import build_algorithm_config
-from rl_platform.sampling.vector_env_runner import VectorEnvRunner
+from rl_platform.env_runner.vector_env_runner import VectorEnvRunner
+from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.spec import validate_spec_data
 
 DUEL = {

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from rl_platform.connectors.chunk_states import CHUNK_STATES, STATE_REF
-from rl_platform.league.callback import league_extension
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.config import build_algorithm_config
+from rl_platform.rllib.league_callback import league_extension
 from rl_platform.spec import validate_spec_data
 from tests.integration.test_vector_runner_parity import LSTM, STREAMING, TRANSFORMER
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.league import League, LeagueSpec
 from rl_platform.league.pool import MANIFEST, WEIGHTS_DIR
 from rl_platform.storage.checkpoints import CheckpointStore, CheckpointWriteError, load_checkpoint

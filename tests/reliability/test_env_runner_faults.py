@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from ray.tune.registry import register_env
 
-from rl_platform.errors import TrainingHealthError
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.base.errors import TrainingHealthError
+from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.run.train import train
 from rl_platform.spec import load_spec
 from tests.reliability.faulty_envs import FLAKY_ENV_NAME, failure_count, make_flaky

@@ -13,11 +13,11 @@ import torch
 import typer
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import UserError
 from rl_platform.cli import app
-from rl_platform.cli_errors import INTERNAL_ERROR_EXIT, user_errors
-from rl_platform.errors import UserError
+from rl_platform.commands.error_boundary import INTERNAL_ERROR_EXIT, user_errors
+from rl_platform.commands.league import _check_same_setup
 from rl_platform.league import League, LeagueSpec
-from rl_platform.league_tools.cli import _check_same_setup
 from rl_platform.spec import load_spec
 from rl_platform.storage.run_dir import write_spec
 from tests.reliability.support import CARTPOLE, REPO

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import UserError
 from rl_platform.cli import app
-from rl_platform.errors import UserError
 from rl_platform.league import League, LeagueSpec
 from rl_platform.storage.checkpoints import CheckpointStore
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import UserError
 from rl_platform.cli import app
-from rl_platform.errors import UserError
 from rl_platform.league import League, LeagueSpec
 from rl_platform.utils.safe_yaml import MAX_ALIAS_VALUES, YamlLimitError, parse_yaml
 from tests.reliability.support import TINY

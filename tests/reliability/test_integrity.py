@@ -14,11 +14,11 @@ import safetensors.torch
 import torch
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import IntegrityError, UserError
 from rl_platform.cli import app
-from rl_platform.errors import IntegrityError, UserError
 from rl_platform.league import League, LeagueSpec
 from rl_platform.league.pool import MANIFEST, WEIGHTS_DIR
-from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
+from rl_platform.rllib.algorithm_state import ALGORITHM_PART, module_weights
 from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
 from rl_platform.utils import state_codec
 from tests.reliability.support import TINY, flip_byte, read_metrics, sets

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from rl_platform.commands.jobs import jobs_app
 from rl_platform.jobs.client import make_client
 from rl_platform.jobs.errors import ClusterAuthError
-from rl_platform.jobs.jobs_cli import jobs_app
 from tests.token_head import (
     SPEC,
     TOKEN_HEAD,

@@ -13,13 +13,13 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import UserError
 from rl_platform.cli import app
-from rl_platform.errors import UserError
 from rl_platform.league import League, LeagueMismatchError, LeagueSpec
 from rl_platform.league.restore import restore_league
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.algorithm_state import ALGORITHM_PART, restore_algorithm
+from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.spec import load_spec
-from rl_platform.storage.algorithm_state import ALGORITHM_PART, restore_algorithm
 from rl_platform.storage.checkpoints import META_FILE, CheckpointStore, load_checkpoint
 from tests.background import Background
 from tests.reliability.support import CARTPOLE, TINY, read_metrics, sets

@@ -29,10 +29,10 @@ from typer.testing import CliRunner
 
 from rl_platform.cli import app
 from rl_platform.league import League, LeaguePool, LeagueSpec, routing
-from rl_platform.league.callback import LeagueCallback, _record_games, league_metrics
 from rl_platform.league.members import MemberKind
 from rl_platform.league.slots import module_id_for_slot
-from rl_platform.storage.algorithm_state import ALGORITHM_PART, module_weights
+from rl_platform.rllib.algorithm_state import ALGORITHM_PART, module_weights
+from rl_platform.rllib.league_callback import LeagueCallback, _record_games, league_metrics
 from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint, load_checkpoint
 from tests.background import Background, Scenario
 from tests.reliability.support import (

@@ -4,8 +4,8 @@ return one are ever called, so `os:system` in a spec runs no command at validati
 import pytest
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import SpecError
 from rl_platform.cli import app
-from rl_platform.errors import SpecError
 from rl_platform.spec import validate_spec_data
 
 NOT_ENVS = [

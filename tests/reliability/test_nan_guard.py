@@ -5,15 +5,15 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import TrainingHealthError
 from rl_platform.cli import app
-from rl_platform.errors import TrainingHealthError
-from rl_platform.run.loop import TrainingLoop
-from rl_platform.storage.algorithm_state import (
+from rl_platform.rllib.algorithm_state import (
     ALGORITHM_PART,
     module_weights,
     nonfinite_weights,
     snapshot_algorithm,
 )
+from rl_platform.run.loop import TrainingLoop
 from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
 from tests.reliability.faulty_envs import NAN_REWARD_ENV_ID
 from tests.reliability.support import TINY, only_run_dir, read_metrics, sets

@@ -8,8 +8,8 @@ import torch
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import UnsafePathError
 from rl_platform.cli import app
-from rl_platform.errors import UnsafePathError
 from rl_platform.league import LeaguePool, LeagueSpec, Member, MemberKind
 from rl_platform.league.pool import MANIFEST, WEIGHTS_DIR
 from rl_platform.utils.names import check_name, safe_join

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import IntegrityError
 from rl_platform.cli import app
-from rl_platform.errors import IntegrityError
 from rl_platform.storage.checkpoints import META_FILE, CheckpointStore, load_checkpoint
 from tests.reliability.faulty_envs import KWARGS_ENV_ID
 from tests.reliability.support import TINY, child_env, read_metrics, sets

@@ -8,8 +8,8 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import UserError
 from rl_platform.cli import app
-from rl_platform.errors import UserError
 from rl_platform.storage.run_dir import refuse_links
 from tests.reliability.support import TINY, sets
 

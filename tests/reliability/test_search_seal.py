@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import UserError
 from rl_platform.cli import app
-from rl_platform.errors import UserError
 from rl_platform.search import seal as seal_module
 from rl_platform.search.seal import QUARANTINE_DIR, SEALED_DIR, seal, unseal
 

@@ -8,14 +8,14 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION, BCMode
+from rl_platform.imitation.slicing import BC_MODE, TEACHER_ACTION, BCMode
 
 MODULE = "default_policy"
 
 
 def build_bc_learner(*, bc: dict[str, Any], training: dict[str, Any] | None = None) -> Any:
     from rl_platform.bc.extension import bc_extension
-    from rl_platform.rllib_config import build_algorithm_config
+    from rl_platform.rllib.config import build_algorithm_config
     from rl_platform.spec import ExperimentSpec
 
     spec = ExperimentSpec.model_validate(

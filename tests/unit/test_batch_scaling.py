@@ -1,6 +1,6 @@
 import pytest
 
-from rl_platform.batch_scaling import auto_scale_batch
+from rl_platform.base.batch_scaling import auto_scale_batch
 
 
 def test_small_batches_are_left_alone():

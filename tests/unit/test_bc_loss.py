@@ -7,7 +7,7 @@ from functools import partial
 import pytest
 import torch
 
-from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION, BCMode
+from rl_platform.imitation.slicing import BC_MODE, TEACHER_ACTION, BCMode
 from rl_platform.losses.bc import (
     bc_terms,
     labelled_mask,

@@ -4,8 +4,8 @@ env slices, and the `bc:` spec's validation."""
 import pytest
 from pydantic import ValidationError
 
-from rl_platform.bc_rules.schedule import linear_value, phase_at, settings_at
-from rl_platform.bc_rules.slicing import BCMode, mode_for_env, slice_bounds
+from rl_platform.imitation.schedule import linear_value, phase_at, settings_at
+from rl_platform.imitation.slicing import BCMode, mode_for_env, slice_bounds
 from rl_platform.spec.bc import BCSpec
 
 TEACHER = "scripted://cartpole/balance"

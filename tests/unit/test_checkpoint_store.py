@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rl_platform.errors import IntegrityError
+from rl_platform.base.errors import IntegrityError
 from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint, resolve_checkpoint
 from rl_platform.utils.state_codec import load_state_tree, save_state_tree
 

@@ -13,9 +13,9 @@ import torch
 from typer.testing import CliRunner
 
 from rl_platform.cli import app
-from rl_platform.jobs import jobs_cli
+from rl_platform.commands import jobs as jobs_cli
+from rl_platform.commands.league import league_app
 from rl_platform.league.league import League
-from rl_platform.league_tools.cli import league_app
 from rl_platform.spec import load_spec
 from rl_platform.storage.layout import LEAGUE_DIR
 from rl_platform.storage.run_dir import write_spec

@@ -1,16 +1,16 @@
 """`rlp validate --cluster FILE`: node types read from launcher YAMLs and KubeRay manifests
-(rl_platform/cluster/node_types.py), and the warnings for resources no node type offers
-(rl_platform/cluster/fit.py). Ray-free."""
+(rl_platform/capacity/node_types.py), and the warnings for resources no node type offers
+(rl_platform/capacity/fit.py). Ray-free."""
 
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import UserError
+from rl_platform.capacity.fit import fit_warnings
+from rl_platform.capacity.node_types import NodeType, read_node_types
 from rl_platform.cli import app
-from rl_platform.cluster.fit import fit_warnings
-from rl_platform.cluster.node_types import NodeType, read_node_types
-from rl_platform.errors import UserError
 from rl_platform.spec.sections import ResourcesSpec
 from tests.conftest import EXPERIMENTS, REPO_ROOT
 

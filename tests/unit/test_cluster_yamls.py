@@ -10,8 +10,8 @@ import pytest
 import yaml
 from ray.autoscaler._private.util import prepare_config, validate_config
 
-from rl_platform.cluster.fit import fit_warnings
-from rl_platform.cluster.node_types import NodeType, read_node_types
+from rl_platform.capacity.fit import fit_warnings
+from rl_platform.capacity.node_types import NodeType, read_node_types
 from rl_platform.spec import load_spec
 from tests.conftest import EXPERIMENTS
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from pettingzoo.classic import connect_four_v3
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.teachers import scripted_act
 from rl_platform.teachers.connect_four import (
     LINES,

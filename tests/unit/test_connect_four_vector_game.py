@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from pettingzoo.classic import connect_four_v3
 
+from rl_platform.env_adapters.pettingzoo_adapter import convert_obs, converted_space
 from rl_platform.envs.connect_four import ConnectFourVectorGame
-from rl_platform.envs.pettingzoo_adapter import convert_obs, converted_space
 from rl_platform.envs.vector_game import DRAW, RUNNING, VectorGame
 
 AGENTS = ("player_0", "player_1")

@@ -7,6 +7,7 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
+from rl_platform.base.errors import UserError
 from rl_platform.envs.catalog import PLATFORM_ENVS
 from rl_platform.envs.duel import (
     DEFAULT_REWARD_WEIGHTS,
@@ -26,7 +27,6 @@ from rl_platform.envs.duel.config import DuelConfig
 from rl_platform.envs.duel.core import DRAW
 from rl_platform.envs.duel.observation import HALF_SIZE, OBS_BOUND
 from rl_platform.envs.duel.scripted import act_constant
-from rl_platform.errors import UserError
 
 IDLE, LIGHT, HEAVY = Action.IDLE, Action.LIGHT, Action.HEAVY
 

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from rl_platform.connectors.history_window import start_window
+from rl_platform.base.errors import UserError
 from rl_platform.envs.duel import NUM_ACTIONS, Action, DuelCore, Obs
 from rl_platform.envs.duel import rules as R
 from rl_platform.envs.duel.arena import run_matches
 from rl_platform.envs.duel.rules import Mode
 from rl_platform.envs.duel.scripted import act_based, act_constant, act_random
-from rl_platform.errors import UserError
+from rl_platform.nets.history_window import start_window
 from rl_platform.teachers import DUEL_ENV, scripted_act, scripted_policies
 
 BASED = act_based

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.jobs import client as client_mod
 from rl_platform.jobs.entrypoint import build_entrypoint, build_train_argv
 from rl_platform.jobs.errors import ClusterAuthError, SubmitError
@@ -268,7 +268,7 @@ def test_make_client_sends_bearer_header_to_the_explicit_address(
 def test_jobs_cli_refuses_job_ids_that_are_not_ids() -> None:
     from typer.testing import CliRunner
 
-    from rl_platform.jobs.jobs_cli import jobs_app
+    from rl_platform.commands.jobs import jobs_app
 
     result = CliRunner().invoke(jobs_app, ["status", "../../api/[x]"])
     # A user error: one line, exit code 2, no traceback.
@@ -362,7 +362,7 @@ def test_submit_streams_logs_and_ctrl_c_detaches_without_stopping(
     import typer
     from typer.testing import CliRunner
 
-    from rl_platform.jobs import jobs_cli
+    from rl_platform.commands import jobs as jobs_cli
 
     fake = _StreamingClient(after, final)
     monkeypatch.setattr(jobs_cli, "make_client", lambda address: fake)
@@ -385,7 +385,7 @@ def test_seeds_pass_through_to_the_jobs_rlp_train(
     import typer
     from typer.testing import CliRunner
 
-    from rl_platform.jobs import jobs_cli
+    from rl_platform.commands import jobs as jobs_cli
 
     assert build_train_argv("a.yaml", profile="smoke", seeds="0,4,7") == [
         "rlp", "train", "a.yaml", "--profile", "smoke", "--seeds", "0,4,7",

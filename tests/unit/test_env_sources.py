@@ -2,11 +2,11 @@
 
 import pytest
 
+from rl_platform.base.errors import SpecError
 from rl_platform.envs.env_info import check_env, is_multi_agent, vector_game_of
 from rl_platform.envs.env_kwargs import unknown_env_kwargs
 from rl_platform.envs.sources import EnvIdError, resolve_env_source
 from rl_platform.envs.user_envs import build_product, product_kind
-from rl_platform.errors import SpecError
 from rl_platform.spec import validate_spec_data
 
 FIXTURES = "tests.fixtures"

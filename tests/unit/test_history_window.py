@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from rl_platform.connectors.history_window import (
+from rl_platform.nets.history_window import (
     HistoryWindow,
     ObsSplit,
     push_frame,

@@ -6,9 +6,9 @@ import math
 import pytest
 import torch
 
-from rl_platform.bc_rules.label_replay import LOSS_MASK, LabelReplay, as_bc_only_batch
-from rl_platform.bc_rules.schedule import BCSettings
-from rl_platform.bc_rules.slicing import BC_MODE, TEACHER_ACTION, BCMode
+from rl_platform.imitation.label_replay import LOSS_MASK, LabelReplay, as_bc_only_batch
+from rl_platform.imitation.schedule import BCSettings
+from rl_platform.imitation.slicing import BC_MODE, TEACHER_ACTION, BCMode
 from rl_platform.losses.bc import labelled_mask, ppo_loss_mask
 from tests.unit.bc_learner_support import MODULE, bc_batch, build_bc_learner
 

@@ -33,8 +33,8 @@ class Layer(NamedTuple):
     name: str
     contract: str
     members: tuple[str, ...]
-    """Folders and modules, relative to `rl_platform` (`__init__` is the package itself). A
-    module takes the layer of its most specific member: a folder's adapter files are named."""
+    """Top folders of `rl_platform` (and its two root modules, `__init__` being the package
+    itself): every module of a folder takes the folder's layer."""
 
 
 def _layer(name: str, contract: str, members: str) -> Layer:
@@ -45,39 +45,62 @@ LAYERS = (
     _layer(
         "base",
         "constants, errors and helpers; no feature, no Ray",
-        """errors module_ids metric_keys observation_keys devices batch_scaling utils
-        cli_errors cli_options seed_tree lifetime_steps""",
+        """base utils""",
     ),
     _layer(
         "core",
         "the spec schema and the Ray-free rules: games, teachers, losses, nets, league, storage",
-        """envs teachers spec bc_rules cluster storage losses league seeds
-        modules.nets modules.lstm_net modules.masked_mlp_net modules.transformer
-        modules.transformer_lstm_net modules.streaming_encoder modules.action_mask_space
-        connectors.history_window connectors.return_scale policies.base sampling.seat_plan
-        sampling.rollout sampling.game_stats sampling.seat_states sampling.model_inputs
-        sampling.rollout_batch sampling.overlap sampling.runner_settings""",
+        """spec envs teachers imitation capacity storage losses nets league sampling""",
     ),
     _layer(
         "adapters",
-        "RLlib pieces (RLModules, connectors, learners, env runner, callbacks, config)",
-        """algorithms module_spec run_facts rllib_config config_callbacks modules connectors
-        learners sampling policies bc league.callback envs.registry envs.pettingzoo_adapter
-        envs.vector_game_env envs.duel.rllib_env storage.algorithm_state utils.ray_logs
-        utils.ray_session utils.process_exit""",
+        "RLlib and Ray pieces (RLModules, connectors, learners, env runner, callbacks, config)",
+        """rllib ray_runtime env_adapters env_runner modules connectors learners policies bc""",
     ),
     _layer(
         "orchestration",
-        "train, search, seeds, evaluation, league tools, cluster jobs",
-        "run search seeds.tuner evaluation league_tools jobs",
+        "train, search, seeds, evaluation, tournaments, cluster jobs",
+        """run search multi_seed evaluation tournament jobs""",
     ),
     _layer(
         "edge",
         "the `rlp` commands and the Python API",
-        """__init__ cli bc.cli evaluation.cli jobs.jobs_cli league_tools.cli search.cli
-        search.table""",
+        """__init__ cli commands""",
     ),
 )
+FOLDERS = {
+    "base": "the shared vocabulary: errors, module ids, metric and observation keys, seed trees",
+    "utils": "helpers with no feature: YAML, atomic writes, names, secrets, state codec, stats",
+    "spec": "the pydantic schema of an experiment, its loading, profiles and overrides",
+    "envs": "env ids, sources and user envs, and our own games (duel, connect four, RPS)",
+    "teachers": "the one registry of scripted agents (`scripted://ENV/NAME`) and their code",
+    "imitation": "behaviour cloning's pure rules: slicing, schedule, label replay, labeler",
+    "capacity": "cluster files read without Ray: node types, and whether a spec fits them",
+    "storage": "what a run leaves on disk: layout, run folders, locks, checkpoints, uploads",
+    "losses": "pure torch loss terms returning `loss_*` terms and diagnostics",
+    "nets": "plain-torch networks the RLModules wrap: blocks, LSTM, transformer, history",
+    "league": "the pure league: pool, members, matchmaking, ratings, slots, snapshots",
+    "sampling": "the array env runner's pure parts: seat plan, rollout buffers, game stats",
+    "rllib": "the RLlib config: builder, algorithm table, RLModule spec, run facts, callbacks",
+    "ray_runtime": "Ray's process: starting or joining it, its logs, how `rlp` exits",
+    "env_adapters": "envs as RLlib sees them: registration, PettingZoo, vector games, duel",
+    "env_runner": "the array env runner for vectorized games (`VectorEnvRunner`) and its parts",
+    "modules": "our RLModules (new API stack), each wrapping a net from `nets/`",
+    "connectors": "ConnectorV2 pieces: opponent history, lookback, reward scaling, BC labels",
+    "learners": "Learner subclasses that call `super()` and add terms from `losses/`",
+    "policies": "one path from a name to a playable policy (`load_policy`)",
+    "bc": "behaviour cloning wired into RLlib: extension, connectors, callback, recording",
+    "run": "`rlp train`: the training loop, resume, health, metrics, sinks, export",
+    "search": "`rlp search`: search space, Tuner with ASHA or halving, sealed state, results",
+    "multi_seed": "`rlp train --seeds`: seed selection, the experiment folder, one trial a seed",
+    "evaluation": "`rlp eval/run/watch/plot/doctor`: rollouts, arena games, summaries, video",
+    "tournament": "offline tools on a run's league: tournaments, round robins, reports",
+    "jobs": "`rlp submit` / `rlp jobs` over Ray's job API",
+    "__init__": "the Python API: `load_spec`, and `train` imported lazily",
+    "cli": "the `rlp` Typer app: parse, load the spec, call a run function",
+    "commands": "every other Typer module: one per feature, the error boundary, shared options",
+}
+"""Top folder (or root module) -> what it holds, one line: `render_tree()` shows it."""
 RAY_FREE_UP_TO = "core"
 
 
@@ -89,6 +112,37 @@ def render_layers() -> str:
         lines += textwrap.wrap(
             ", ".join(layer.members), 96, initial_indent="    ", subsequent_indent="    "
         )
+    return "\n".join(lines)
+
+
+def _top_entries() -> dict[str, list[str]]:
+    """Each top folder (or root module) of the package -> its modules, relative to it."""
+    entries: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if len(parts) == 1:
+            entries.setdefault(parts[0], [])
+        else:
+            inner = "/".join(parts[1:-1]) + "/" if parts[-1] == "__init__" else "/".join(parts[1:])
+            entries.setdefault(parts[0], []).extend([inner] if inner != "/" else [])
+    return entries
+
+
+def render_tree() -> str:
+    """The package's tree as docs/architecture.md shows it: each layer, top first; each of its
+    folders with what it holds (`FOLDERS`) and its modules."""
+    entries = _top_entries()
+    lines = ["rl_platform/"]
+    for layer in reversed(LAYERS):
+        lines.append(f"  [{layer.name}]")
+        for member in layer.members:
+            files = entries.get(member, [])
+            name = f"{member}.py" if not files and member != "__init__" else f"{member}/"
+            name = "__init__.py" if member == "__init__" else name
+            lines.append(f"  {name:<14}{FOLDERS[member]}")
+            lines += textwrap.wrap(
+                ", ".join(files), 92, initial_indent=" " * 16, subsequent_indent=" " * 16
+            )
     return "\n".join(lines)
 
 
@@ -236,6 +290,30 @@ def test_every_module_has_a_layer():
     assert [m for m in MODULES if layer_of(m) is None] == []
 
 
+def test_layers_list_folders_only_each_once():
+    members = [member for layer in LAYERS for member in layer.members]
+    assert [m for m in members if "." in m] == []
+    assert sorted(members) == sorted(set(members)) == sorted(_top_entries() | {"__init__": []})
+    assert sorted(FOLDERS) == sorted(members)
+
+
+def test_the_package_root_keeps_only_its_entry_points():
+    loose = sorted(name for name, files in _top_entries().items() if not files)
+    assert loose == ["__init__", "cli"]
+
+
+def test_one_name_per_concept():
+    """No two top folders (or root modules) whose names differ by a `_suffix` or `prefix_`."""
+    names = sorted(_top_entries())
+    clashes = [(a, b) for a in names for b in names if b.startswith(a + "_") or b.endswith("_" + a)]
+    assert clashes == []
+
+
+def test_the_doc_shows_the_tree():
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    assert render_tree() in doc, "docs/architecture.md must show:\n" + render_tree()
+
+
 def test_every_layer_member_exists():
     for layer in LAYERS:
         for member in layer.members:
@@ -262,7 +340,7 @@ def test_the_package_has_no_import_cycle():
 
 def test_the_checks_find_what_they_look_for():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert layer_of("rl_platform.league.callback") > layer_of("rl_platform.league.league")
+    assert layer_of("rl_platform.rllib.league_callback") > layer_of("rl_platform.league.league")
     assert layer_of("rl_platform") == len(LAYERS) - 1
 
 

@@ -5,7 +5,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.league.leaderboard import leaderboard, matchup_matrix, tournament_schedule
 from rl_platform.league.members import Member, MemberKind
 from rl_platform.league.results import Outcome, ResultBook

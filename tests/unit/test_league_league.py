@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.league.league import League
 from rl_platform.league.pool import MANIFEST, LeaguePool
 from rl_platform.league.state import LeagueMismatchError

@@ -6,7 +6,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.league.matchmaking import (
     Matchmaker,
     f_hard,

@@ -7,7 +7,7 @@ import pyarrow.fs as pafs
 import pytest
 import torch
 
-from rl_platform.errors import IntegrityError, UnsafePathError, UserError
+from rl_platform.base.errors import IntegrityError, UnsafePathError, UserError
 from rl_platform.league.members import Member, MemberKind
 from rl_platform.league.pool import MANIFEST, WEIGHTS_DIR, LeaguePool
 from rl_platform.storage.folder_storage import FolderStorage

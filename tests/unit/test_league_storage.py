@@ -5,7 +5,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 
-from rl_platform.errors import UnsafePathError
+from rl_platform.base.errors import UnsafePathError
 from rl_platform.storage.folder_storage import FolderStorage
 from tests.unit.storage_support import FailingMoveFS
 

@@ -3,7 +3,7 @@
 
 import pytest
 
-from rl_platform.errors import SpecError
+from rl_platform.base.errors import SpecError
 from rl_platform.spec import validate_spec_data
 
 LSTM = {"type": "lstm", "lstm_cell_size": 8, "max_seq_len": 4}
@@ -50,9 +50,9 @@ def test_auto_falls_back_and_array_refuses_naming_the_key(extra, reason) -> None
 
 def test_bc_without_a_replay_learns_on_the_array_path() -> None:
     """BC's term is part of the array learner's step; only its label replay is not."""
-    from rl_platform.algorithms import learner_class
     from rl_platform.learners.array_bc_ppo import ArrayBCPPOLearner
     from rl_platform.learners.bc_ppo import BCPPOLearner
+    from rl_platform.rllib.algorithms import learner_class
 
     spec = _spec(bc={"teacher": "scripted://duel/based"})
     assert spec.learner_choice().kind == "array"

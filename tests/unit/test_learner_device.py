@@ -9,7 +9,7 @@ from loguru import logger
 
 from rl_platform.learners import device
 from rl_platform.learners.device import LearnerNode, learner_gpus
-from rl_platform.rllib_config import build_algorithm_config
+from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.spec import load_spec
 from rl_platform.spec.sections import ResourcesSpec
 from tests.conftest import EXPERIMENTS
@@ -82,7 +82,7 @@ def test_device_is_an_explicit_choice_for_remote_learners(
 
 @pytest.mark.parametrize("name", ["CPU", "GPU", "memory"])
 def test_rays_own_resources_are_refused_as_custom_ones(name, write_spec) -> None:
-    from rl_platform.errors import SpecError
+    from rl_platform.base.errors import SpecError
 
     path = write_spec("name: x\nenv: {id: CartPole-v1}\n")
     with pytest.raises(SpecError, match=f"custom_resources_per_learner: '{name}' is one of Ray"):

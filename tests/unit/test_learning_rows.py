@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks.common.learning_curves import iqm_curve, read_seed_runs, row_at, throughput
 from benchmarks.learning_rows import META, RUNS, parse_args, parse_steps, report
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.evaluation.plot import plot_runs
 from rl_platform.evaluation.reference_points import parse_reference, reference_points
 from tests.conftest import REPO_ROOT

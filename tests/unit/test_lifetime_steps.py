@@ -2,7 +2,7 @@
 
 import math
 
-from rl_platform.lifetime_steps import lifetime_env_steps, logged_lifetime_env_steps
+from rl_platform.base.lifetime_steps import lifetime_env_steps, logged_lifetime_env_steps
 
 
 class _Metrics:

@@ -3,7 +3,7 @@ torch's own `nn.LSTM` (no Ray)."""
 
 import torch
 
-from rl_platform.modules.nets import LSTMCore
+from rl_platform.nets.blocks import LSTMCore
 
 TOL = {"atol": 1e-5, "rtol": 1e-5}
 

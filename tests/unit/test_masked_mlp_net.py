@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from rl_platform.errors import SpecError
+from rl_platform.base.errors import SpecError
 from rl_platform.modules import is_action_mask_space, mlp_module_class_for
-from rl_platform.modules.masked_mlp_net import MaskedMLPNet
-from rl_platform.modules.nets import apply_action_mask
+from rl_platform.nets.blocks import apply_action_mask
+from rl_platform.nets.masked_mlp_net import MaskedMLPNet
 from rl_platform.spec.model_types.mlp import MLPModelSpec
 
 OBS_SHAPE = (6, 7, 2)

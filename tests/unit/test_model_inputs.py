@@ -3,9 +3,9 @@ view (`env.hide`) when it hides features (no Ray)."""
 
 import numpy as np
 
-from rl_platform.connectors.history_window import windows_from_sequence
+from rl_platform.base.observation_keys import HISTORY_KEY, MASK_KEY, SELF_KEY
 from rl_platform.envs.hidden_view import HiddenView
-from rl_platform.observation_keys import HISTORY_KEY, MASK_KEY, SELF_KEY
+from rl_platform.nets.history_window import windows_from_sequence
 from rl_platform.sampling.model_inputs import HistoryInputs, model_inputs_for
 from rl_platform.spec.model_type import OpponentHistoryInputs
 

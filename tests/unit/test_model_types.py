@@ -9,7 +9,7 @@ from typing import Annotated, ClassVar
 import pytest
 from pydantic import Field
 
-from rl_platform.errors import SpecError
+from rl_platform.base.errors import SpecError
 from rl_platform.spec import validate_spec_data
 from rl_platform.spec.model import BUILT_IN_MODEL_TYPES, MODEL_TYPES, model_type_named
 from rl_platform.spec.model_type import ModelTypeSpec, OpponentHistoryInputs

@@ -1,6 +1,6 @@
 import pytest
 
-from rl_platform.errors import UnsafePathError
+from rl_platform.base.errors import UnsafePathError
 from rl_platform.utils.atomic import atomic_directory, write_text_atomic
 from rl_platform.utils.names import check_name, safe_join
 

@@ -5,9 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from rl_platform.errors import SpecError
-from rl_platform.modules.lstm_net import LSTMActorCriticNet
-from rl_platform.modules.nets import (
+from rl_platform.base.errors import SpecError
+from rl_platform.nets.blocks import (
     MLP,
     ActionHead,
     LSTMCore,
@@ -15,6 +14,7 @@ from rl_platform.modules.nets import (
     action_dist_input_dim,
     apply_action_mask,
 )
+from rl_platform.nets.lstm_net import LSTMActorCriticNet
 from rl_platform.spec.model_types.lstm import LSTMModelSpec
 from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
 

@@ -39,9 +39,9 @@ SOURCES += sorted((REPO_ROOT / "benchmarks" / "plain_recipe").glob("*.py"))
 # net's own import of rl_platform.spec.model runs rl_platform/spec/__init__.py, which loads its
 # pydantic schema (league.spec); the benchmark never imports it itself
 # (`test_the_benchmark_names_no_ray_sampling_or_league_module`).
-ADAPTERS = ("rl_platform.rllib_config", "rl_platform.league.callback")
+ADAPTERS = ("rl_platform.rllib.config", "rl_platform.rllib.league_callback")
 ADAPTERS += ("rl_platform.modules.recurrent_module", "rl_platform.modules.transformer_lstm_module")
-ADAPTERS += ("rl_platform.sampling.vector_env_runner",)
+ADAPTERS += ("rl_platform.env_runner.vector_env_runner",)
 
 
 def _config(**changes) -> RecipeConfig:

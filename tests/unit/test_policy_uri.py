@@ -4,7 +4,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from rl_platform.errors import UserError
+from rl_platform.base.errors import UserError
 from rl_platform.evaluation.multi import allocate_seats, parse_share, seat_counts
 from rl_platform.evaluation.rollout import EpisodeRecord, outcomes_of
 from rl_platform.evaluation.summary import head_to_head, summarize

@@ -1,4 +1,4 @@
-"""How the console entry point ends (rl_platform/utils/process_exit.py), without Ray: the exit
+"""How the console entry point ends (rl_platform/ray_runtime/process_exit.py), without Ray: the exit
 code, the fallback to a normal exit while a non-daemon thread runs, and the flush before the
 hard exit. The real command's end, Ray included, is tests/integration/test_console_output.py."""
 
@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from rl_platform.utils import process_exit
-from rl_platform.utils.process_exit import exit_code_of, exit_now
+from rl_platform.ray_runtime import process_exit
+from rl_platform.ray_runtime.process_exit import exit_code_of, exit_now
 
 
 def test_exit_code_of_system_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from ray._private.log import PlainRayHandler
 
-from rl_platform.utils.ray_session import dashboard_line, dashboard_url, ray_logs_to
+from rl_platform.ray_runtime.session import dashboard_line, dashboard_url, ray_logs_to
 
 
 def test_ray_notices_go_to_the_log_file_and_errors_stay_on_the_console(

@@ -5,8 +5,8 @@ import gymnasium as gym
 import pytest
 
 from rl_platform import load_spec
-from rl_platform.modules.nets import count_parameters
-from rl_platform.modules.transformer_lstm_net import transformer_lstm_net_for
+from rl_platform.nets.blocks import count_parameters
+from rl_platform.nets.transformer_lstm_net import transformer_lstm_net_for
 from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
 from tests.conftest import EXPERIMENTS
 

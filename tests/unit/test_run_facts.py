@@ -10,7 +10,7 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 
-from rl_platform.run_facts import run_facts
+from rl_platform.rllib.facts import run_facts
 from rl_platform.spec import validate_spec_data
 
 PACKAGE = Path(__file__).resolve().parents[2] / "rl_platform"
@@ -103,7 +103,7 @@ def test_seeds_are_derived_only_in_the_seed_tree():
     derived = {
         name: found
         for name, text in _package_files().items()
-        if name != "seed_tree.py" and (found := _seed_arithmetic(text))
+        if name != "base/seed_tree.py" and (found := _seed_arithmetic(text))
     }
     assert derived == {}
 
@@ -124,4 +124,4 @@ def test_lifetime_env_steps_are_read_in_one_place():
         for name, text in _package_files().items()
         if _LIFETIME_READ.search(text) or "peek(place" in text
     ]
-    assert readers == ["lifetime_steps.py"]
+    assert readers == ["base/lifetime_steps.py"]

@@ -12,8 +12,8 @@ import pytest
 from loguru import logger
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import IntegrityError, SpecError, UnsafePathError, UserError
 from rl_platform.cli import app
-from rl_platform.errors import IntegrityError, SpecError, UnsafePathError, UserError
 from rl_platform.spec import load_spec
 from rl_platform.storage.checkpoints import CheckpointStore
 from rl_platform.storage.folder_storage import FolderStorage

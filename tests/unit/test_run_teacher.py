@@ -4,9 +4,9 @@ pinned against retention, unchanged when `best` moves on, restored from a checkp
 import numpy as np
 import pytest
 
+from rl_platform.base.errors import UserError
 from rl_platform.bc.run_teacher import RunTeachers
-from rl_platform.bc_rules.schedule import BCSettings
-from rl_platform.errors import UserError
+from rl_platform.imitation.schedule import BCSettings
 from rl_platform.storage.checkpoints import CheckpointStore
 from rl_platform.storage.layout import CHECKPOINTS_DIR
 

@@ -2,8 +2,8 @@
 
 import pytest
 
+from rl_platform.base.errors import SpecError
 from rl_platform.envs.env_info import env_facts
-from rl_platform.errors import SpecError
 from rl_platform.spec import validate_spec_data
 from rl_platform.spec.runner_choice import choose_runner
 

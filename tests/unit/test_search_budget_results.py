@@ -6,8 +6,8 @@ import io
 import pytest
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import SpecError, UserError
 from rl_platform.cli import app
-from rl_platform.errors import SpecError, UserError
 from rl_platform.search.budget import TrialBudget, trial_budget, trial_bundles
 from rl_platform.search.results import (
     TrialRow,
@@ -285,7 +285,7 @@ def test_rlp_search_reports_spec_problems_with_exit_2(tmp_path):
 def test_live_table_shows_trial_status_sampled_values_and_metric():
     from rich.console import Console
 
-    from rl_platform.search.table import render_table
+    from rl_platform.commands.trial_table import render_table
 
     rows = [_row("a", "completed", 150.0, lr=5e-4), _row("b", "early_stopped", None)]
     table = render_table(rows, param_paths=["training.lr"], metric="train/episode_return_mean")
@@ -297,7 +297,7 @@ def test_live_table_shows_trial_status_sampled_values_and_metric():
 
 
 def test_table_headers_are_short_unless_ambiguous():
-    from rl_platform.search.table import short_names
+    from rl_platform.commands.trial_table import short_names
 
     assert short_names(["training.lr", "model.hidden"]) == {
         "training.lr": "lr",

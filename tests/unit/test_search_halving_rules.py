@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from rl_platform.errors import SpecError
+from rl_platform.base.errors import SpecError
 from rl_platform.run.stopping import CheckpointMarks, StopTracker
 from rl_platform.search.budget import TrialBudget
 from rl_platform.search.halving import (

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from ray.tune.search.sample import Categorical, Float, Integer
 
-from rl_platform.errors import SpecError
+from rl_platform.base.errors import SpecError
 from rl_platform.search.space import apply_sample, sample_configs, to_tune_space
 from rl_platform.search.tuner import _searcher
 from rl_platform.spec import validate_spec_data

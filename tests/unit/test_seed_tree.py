@@ -1,6 +1,6 @@
 """The seed tree keeps the seeds the platform derived before it gathered them in one place."""
 
-from rl_platform.seed_tree import SeedTree, seed_for_copy
+from rl_platform.base.seed_tree import SeedTree, seed_for_copy
 
 
 class _EnvContext(dict):

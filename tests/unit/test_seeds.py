@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import UserError
 from rl_platform.cli import app
-from rl_platform.errors import UserError
 from rl_platform.evaluation.plot import Curve, aggregate
-from rl_platform.seeds.selection import parse_seeds
-from rl_platform.seeds.summary import final_values, seeds_summary, summary_line
-from rl_platform.seeds.tuner import seed_bundles
+from rl_platform.multi_seed.selection import parse_seeds
+from rl_platform.multi_seed.summary import final_values, seeds_summary, summary_line
+from rl_platform.multi_seed.tuner import seed_bundles
 from rl_platform.spec import validate_spec_data
 from rl_platform.utils.stats import seed_stats
 from tests.conftest import EXPERIMENTS

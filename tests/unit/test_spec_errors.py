@@ -3,8 +3,8 @@
 import pytest
 from typer.testing import CliRunner
 
+from rl_platform.base.errors import SpecError
 from rl_platform.cli import app
-from rl_platform.errors import SpecError
 from rl_platform.spec import load_spec
 
 OK = "name: demo\nenv: {id: CartPole-v1}\nstop: {iterations: 1}\n"

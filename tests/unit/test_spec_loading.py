@@ -2,7 +2,7 @@
 
 import pytest
 
-from rl_platform.errors import SpecError
+from rl_platform.base.errors import SpecError
 from rl_platform.spec import load_spec, parse_override, validate_spec_data
 from rl_platform.spec.training import DQNTraining, PPOTraining
 from rl_platform.utils.safe_yaml import dump_yaml, parse_yaml

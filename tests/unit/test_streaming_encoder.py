@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 import torch
 
-from rl_platform.modules.nets import count_parameters
-from rl_platform.modules.streaming_encoder import (
+from rl_platform.nets.blocks import count_parameters
+from rl_platform.nets.streaming_encoder import (
     SlidingWindow,
     StreamingEncoder,
     rotary_tables,
     rotate,
 )
-from rl_platform.modules.transformer_lstm_net import (
+from rl_platform.nets.transformer_lstm_net import (
     KV_VALID_KEY,
     POSITION_KEY,
     StreamingTransformerLSTMNet,

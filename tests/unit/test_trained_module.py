@@ -1,6 +1,6 @@
 """One rule says which module of a checkpoint (or learner group) is the trained one."""
 
-from rl_platform.module_ids import trained_module_ids, trained_module_in
+from rl_platform.base.module_ids import trained_module_ids, trained_module_in
 
 
 def test_the_trained_module_is_found_among_league_members():

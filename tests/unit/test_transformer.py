@@ -8,14 +8,14 @@ import gymnasium as gym
 import pytest
 import torch
 
-from rl_platform.modules.nets import count_parameters
-from rl_platform.modules.transformer import (
+from rl_platform.nets.blocks import count_parameters
+from rl_platform.nets.transformer import (
     MultiHeadAttention,
     StrategyEncoder,
     ensure_one_valid,
     key_padding,
 )
-from rl_platform.modules.transformer_lstm_net import TransformerLSTMNet
+from rl_platform.nets.transformer_lstm_net import TransformerLSTMNet
 from rl_platform.spec.model_types.transformer_lstm import TransformerLSTMModelSpec
 
 SMALL = TransformerLSTMModelSpec(
@@ -168,8 +168,8 @@ def test_default_size_parameter_count() -> None:
 def test_networks_and_package_import_without_ray() -> None:
     code = (
         "import sys, rl_platform.modules, rl_platform.connectors, "
-        "rl_platform.modules.transformer_lstm_net, rl_platform.modules.lstm_net, "
-        "rl_platform.connectors.history_window; "
+        "rl_platform.nets.transformer_lstm_net, rl_platform.nets.lstm_net, "
+        "rl_platform.nets.history_window; "
         "assert 'ray' not in sys.modules, 'ray imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

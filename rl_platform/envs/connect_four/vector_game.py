@@ -1,7 +1,7 @@
 """Connect four as a `VectorGame` (rl_platform/envs/vector_game.py): N boards in numpy arrays.
 
 It reproduces what an agent sees through `pettingzoo/connect_four_v3` (PettingZoo's
-`connect_four_v3` in our MaskedPettingZooEnv, rl_platform/envs/pettingzoo_adapter.py), so a
+`connect_four_v3` in our MaskedPettingZooEnv, rl_platform/env_adapters/pettingzoo_adapter.py), so a
 policy trained on one plays the other: seat p is PettingZoo's `player_p`, seat 0 moves first
 in every game, and one seat's observation is `{"observations": float32 [84], "action_mask":
 float32 [7]}` = the [6, 7, 2] board flattened, row 0 at the top, channel 0 the observing
@@ -25,9 +25,9 @@ Connect four has no chance: `seed` is accepted for the protocol and changes noth
 import gymnasium as gym
 import numpy as np
 
+from rl_platform.base.observation_keys import ACTION_MASK_KEY, MASKED_OBS_KEY
 from rl_platform.envs.connect_four.board import COLS, LINES, ROWS
 from rl_platform.envs.vector_game import DRAW, RUNNING, VectorReset, VectorStep
-from rl_platform.observation_keys import ACTION_MASK_KEY, MASKED_OBS_KEY
 
 OBS_KEY = MASKED_OBS_KEY
 MASK_KEY = ACTION_MASK_KEY

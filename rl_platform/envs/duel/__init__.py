@@ -1,7 +1,7 @@
 """Duel: a fast 1v1 platform fighter with a vectorized numpy core (see docs/duel.md).
 
 Importing this package never imports Ray; the RLlib adapter lives in
-`rl_platform.envs.duel.rllib_env` (env id `rlp/Duel-v0`).
+`rl_platform.env_adapters.duel_env` (env id `rlp/Duel-v0`).
 """
 
 from rl_platform.envs.duel.actions import NUM_ACTIONS, Action

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from rl_platform.base.seed_tree import SeedTree
 from rl_platform.envs.duel.core import DRAW, DuelCore
 from rl_platform.envs.duel.scripted import ActFn
-from rl_platform.seed_tree import SeedTree
 
 
 @dataclass(frozen=True)

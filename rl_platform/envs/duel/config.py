@@ -12,8 +12,8 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
+from rl_platform.base.errors import UserError
 from rl_platform.envs.duel.rules import DEFAULT_MAX_STEPS, DEFAULT_STOCKS
-from rl_platform.errors import UserError
 
 REWARD_COMPONENTS: tuple[str, ...] = (
     "damage_dealt",

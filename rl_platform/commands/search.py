@@ -1,0 +1,128 @@
+"""`rlp search SPEC` and `rlp search --resume DIR`: a Tune ASHA search with a live trial table.
+
+Registered in `rl_platform/cli.py` with `app.command("search")(search_command)`.
+The spec is validated before Ray is imported, so a bad spec fails in a second with exit code 2.
+"""
+
+import contextlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from rl_platform.base.errors import UserError
+from rl_platform.commands.error_boundary import INTERRUPTED_EXIT, user_errors
+from rl_platform.commands.options import DashboardOpt
+
+# The tuner imports Ray, and the spec schema (which `search.results` and `search.table` import)
+# costs ~0.5 s: `rlp --help` and the other commands must not wait for either.
+if TYPE_CHECKING:
+    from rl_platform.search.tuner import SearchOutcome
+    from rl_platform.spec import ExperimentSpec
+
+console = Console(stderr=True)
+
+SpecArg = Annotated[
+    Path | None, typer.Argument(help="Spec YAML with a `search:` block.", show_default=False)
+]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", "-s", help="Override a spec value: --set search.num_samples=4."),
+]
+ProfileOpt = Annotated[
+    str | None, typer.Option("--profile", "-p", help="Budget profile; shrinks every trial.")
+]
+OutOpt = Annotated[
+    Path, typer.Option("--out", help="Parent folder: the search goes to OUT/search/NAME/TIME.")
+]
+ResumeOpt = Annotated[
+    Path | None, typer.Option("--resume", help="Continue the interrupted search in this folder.")
+]
+LiveOpt = Annotated[bool, typer.Option("--live/--no-live", help="Show the live trial table.")]
+
+
+def _load(spec: Path, overrides: list[str], profile: str | None) -> "ExperimentSpec":
+    from rl_platform.search.budget import trial_budget
+    from rl_platform.spec import load_spec
+
+    loaded = load_spec(spec, overrides=overrides, profile=profile)
+    trial_budget(loaded, source=str(spec))  # every search problem before Ray starts
+    return loaded
+
+
+@user_errors
+def search_command(
+    spec: SpecArg = None,
+    set_: SetOpt = None,
+    profile: ProfileOpt = None,
+    out: OutOpt = Path("runs"),
+    resume: ResumeOpt = None,
+    live: LiveOpt = True,
+    dashboard: DashboardOpt = False,
+) -> None:
+    """Search hyperparameters with Ray Tune (ASHA) over the spec's `search:` block."""
+    if (spec is None) == (resume is None):
+        raise UserError("pass a SPEC to start a search, or --resume DIR to continue one")
+    if resume is not None and (set_ or profile):
+        raise UserError("--set/--profile shape a new search; a resumed one reruns its spec.yaml")
+    from rl_platform.commands.trial_table import LiveTable
+    from rl_platform.search.folder import saved_spec
+
+    loaded = _load(spec, set_ or [], profile) if spec else saved_spec(resume)
+    assert loaded.search is not None
+    # Our table replaces Tune's console output (the legacy reporter at verbose=0 prints nothing),
+    # and Tune's advice about frequent state snapshots (cheap on local disk) would tear it.
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+    os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
+    table = LiveTable(
+        console=console,
+        param_paths=list(loaded.search.params),
+        metric=loaded.search.scheduler.metric,
+    )
+    from rl_platform.search.tuner import resume_search, run_search
+
+    with table if live else contextlib.nullcontext():
+        observer = table.update if live else None
+        if resume is not None:
+            outcome = resume_search(resume, observer=observer, dashboard=dashboard)
+        else:
+            outcome = run_search(loaded, out_dir=out, observer=observer, dashboard=dashboard)
+    _summary(outcome)
+
+
+def _summary(outcome: "SearchOutcome") -> None:
+    from rl_platform.search.results import FINISHED
+
+    console.print(
+        f"search folder: {outcome.search_dir}", markup=False, highlight=False, soft_wrap=True
+    )
+    console.print(
+        f"results: {outcome.search_dir / 'results.csv'}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    if outcome.interrupted:
+        unfinished = sum(1 for row in outcome.rows if row.status not in FINISHED)
+        console.print(
+            f"[yellow]interrupted[/]: {unfinished} of {len(outcome.rows)} trials unfinished; "
+            f"continue with `rlp search --resume {escape(str(outcome.search_dir))}`",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(code=INTERRUPTED_EXIT)
+    best = outcome.best
+    if best is None:
+        raise UserError("no trial finished healthy (see results.csv); no best.yaml written")
+    shown = ", ".join(
+        f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in best.params.items()
+    )
+    console.print(
+        f"best: trial {best.trial_id} ({best.metric:.4g}) {shown}", markup=False, highlight=False
+    )
+    console.print(
+        f"train it: rlp train {outcome.best_yaml}", markup=False, highlight=False, soft_wrap=True
+    )

@@ -1,0 +1,3 @@
+"""The array env runner for vectorized games (RLlib adapter); its pure parts are
+`rl_platform.sampling`.
+"""

@@ -1,0 +1,428 @@
+"""`VectorEnvRunner`: RLlib's multi-agent env runner for games of the `VectorGame` protocol.
+
+Passed to RLlib as `env_runner_cls` (rl_platform/rllib/runner_extension.py binds the settings). It
+keeps RLlib's construction, weights, state, metrics logger and connector pipelines, and
+replaces the sampling loop (ray/rllib/env/multi_agent_env_runner.py `_sample`), which costs
+per-agent Python objects and connector calls on every step. Per step here:
+
+1. one forward pass per module over all seats it plays (`device_acting.ModuleActing`, on the
+   CPU or the GPU, replayed as a CUDA graph there); scripted league agents act on their rows
+   with numpy; BC labels and teacher-led actions for the cloned module's rows
+   (`bc_rows.BCRows`);
+2. one `game.step(actions[N, P])`;
+3. whole-row writes into preallocated arrays (`rollout.RolloutArrays`).
+
+At the end of `sample()` the rows of trained seats are cut into trajectories and built into
+`SingleAgentEpisode`s in bulk (`episodes.to_episode`), so RLlib's learner connectors and the
+PPO/APPO/IMPALA learners run unchanged. Opponents are drawn per game at its reset from the
+league's slot plan (`seat_plan.SeatPlan`), results go to the league callback's metric keys.
+"""
+
+import math
+import uuid
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+import torch
+from ray.rllib.core.columns import Columns
+from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+from ray.rllib.utils.metrics import SAMPLE_TIMER
+
+from rl_platform.base.module_ids import trained_module_in
+from rl_platform.base.seed_tree import SeedTree
+from rl_platform.env_adapters.registry import load_factory
+from rl_platform.env_runner import module_actions
+from rl_platform.env_runner.bc_rows import BC_COLUMNS, BCRows
+from rl_platform.env_runner.device_acting import SeatActing
+from rl_platform.env_runner.episodes import cut_episodes
+from rl_platform.envs.vector_game import VectorGame, put_rows, take_rows
+from rl_platform.league import routing
+from rl_platform.sampling.game_stats import GameStats, log_sample_counts
+from rl_platform.sampling.model_inputs import model_inputs_for
+from rl_platform.sampling.overlap import RolloutInFlight
+from rl_platform.sampling.rollout import Carry, RolloutArrays, carry_into, record_opponent_actions
+from rl_platform.sampling.rollout_batch import RolloutBatch, rollout_batches
+from rl_platform.sampling.runner_settings import VectorRunnerSettings
+from rl_platform.sampling.seat_plan import SeatPlan
+from rl_platform.sampling.seat_states import ChunkPositions, flat_rows
+
+
+class VectorEnvRunner(MultiAgentEnvRunner):
+    """See the module docstring. Use through `rl_platform.rllib.runner_extension`."""
+
+    settings: ClassVar[VectorRunnerSettings | None] = None
+
+    # ----- construction -------------------------------------------------------------------
+    def make_env(self) -> None:
+        settings = self._settings()
+        kwargs = dict(settings.game_kwargs)
+        kwargs.pop("seed", None)
+        num_games = int(self.config.num_envs_per_env_runner)
+        self.game: VectorGame = load_factory(settings.game_factory)(num_games, **kwargs)
+        self.env = None
+        self.num_envs = num_games
+        self.agent_ids = tuple(getattr(self.game, "agent_ids", None) or self._default_agents())
+        obs = {aid: self.game.observation_space for aid in self.agent_ids}
+        act = {aid: self.game.action_space for aid in self.agent_ids}
+        spaces = (gym.spaces.Dict(obs), gym.spaces.Dict(act))
+        self.spaces = {"__env__": spaces, "__env_single__": spaces}
+        self._needs_initial_reset = True
+        self._carry: Carry | None = None
+        self._inflight = RolloutInFlight()
+
+    def make_module(self) -> None:
+        """RLlib's modules, moved to `acting_device` (RLlib keeps a local runner's on CPU)."""
+        super().make_module()
+        device = torch.device(self._settings().acting_device)
+        if self.module is not None:
+            self.module.foreach_module(
+                lambda _id, m: m.to(device) if isinstance(m, torch.nn.Module) else m
+            )
+        self._seat_acting: SeatActing | None = None
+
+    def _default_agents(self) -> list[str]:
+        return [f"player_{p}" for p in range(self.game.num_seats)]
+
+    def _settings(self) -> VectorRunnerSettings:
+        if self.settings is None:
+            raise RuntimeError(
+                "VectorEnvRunner has no settings: add it with "
+                "rl_platform.rllib.runner_extension.vector_runner_extension"
+            )
+        return self.settings
+
+    def get_spaces(self) -> dict[str, Any]:
+        if getattr(self, "game", None) is None or not hasattr(self, "_env_to_module"):
+            return self.spaces
+        mapped = self._env_to_module.observation_space.spaces.items()
+        return {
+            **self.spaces,
+            **{mid: (space, self._env_to_module.action_space[mid]) for mid, space in mapped},
+        }
+
+    def assert_healthy(self) -> None:
+        assert getattr(self, "game", None) is not None and self.module is not None
+
+    def stop(self) -> None:
+        inflight = getattr(self, "_inflight", None)
+        if inflight is not None:
+            inflight.close()
+        close = getattr(getattr(self, "game", None), "close", None)
+        if close is not None:
+            close()
+
+    def wait_for_rollout(self) -> None:
+        """Let a rollout in flight (`resources.overlap`) finish before anything else touches
+        the games or the modules; a no-op without one."""
+        inflight = getattr(self, "_inflight", None)
+        if inflight is not None:
+            inflight.wait()
+
+    def restart_acting(self) -> None:
+        """Act anew with the modules as they are now (after a module swap,
+        rl_platform/env_runner/shared_modules.py): new games, acting prepared again."""
+        self.wait_for_rollout()
+        self._seat_acting = None
+        self._needs_initial_reset = True
+
+    def set_state(self, state: Any) -> None:
+        self.wait_for_rollout()
+        super().set_state(state)
+
+    def get_state(self, *args: Any, **kwargs: Any) -> Any:
+        self.wait_for_rollout()
+        return super().get_state(*args, **kwargs)
+
+    # ----- sampling -----------------------------------------------------------------------
+    def sample(
+        self,
+        *,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        explore: bool | None = None,
+        random_actions: bool = False,
+        force_reset: bool = False,
+    ) -> list[Any]:
+        if getattr(self, "game", None) is None:
+            raise ValueError(f"{self} has no game; it cannot sample")
+        explore = self.config.explore if explore is None else explore
+        with self.metrics.log_time(SAMPLE_TIMER):
+            if num_episodes is not None:
+                self.wait_for_rollout()
+                return self._sample_games(num_episodes, explore=explore)
+            if num_timesteps is None:
+                fragment = self.config.get_rollout_fragment_length(self.worker_index)
+                num_timesteps = fragment * self.num_envs
+            steps = max(1, math.ceil(num_timesteps / self.num_envs))
+            if explore and self._settings().overlap and not force_reset:
+                return self._overlapped(steps)
+            self.wait_for_rollout()
+            if force_reset or self._needs_initial_reset:
+                self._reset_all()
+            return self._training_sample(steps, self.metrics, explore=explore)
+
+    def _overlapped(self, steps: int) -> list[Any]:
+        """The rollout played while the learner worked (or one played now, the first time);
+        the next one starts on the worker thread before this returns."""
+        ready = self._inflight.take(self.metrics)
+        if ready is None:
+            if self._needs_initial_reset:
+                self._reset_all()
+            ready = self._training_sample(steps, self.metrics, explore=True)
+        self._inflight.start(lambda log: self._training_sample(steps, log, explore=True))
+        return ready
+
+    def _training_sample(self, steps: int, logger: Any, *, explore: bool) -> list[Any]:
+        """`steps` steps of every game for the learner: rollout batches for the array
+        learner, else episodes; metrics go to `logger`."""
+        if explore and self._settings().array_learner:
+            return self._rollout_batches(steps, logger)
+        return self._rollout(steps, logger, explore=explore)
+
+    def _sample_games(self, num_games: int, *, explore: bool) -> list[Any]:
+        """Complete games only: reset everything, play until `num_games` have ended."""
+        self._reset_all()
+        finished: list[Any] = []
+        done = 0
+        while done < num_games:
+            episodes = self._rollout(max(1, self._steps_hint()), self.metrics, explore=explore)
+            finished += [e for e in episodes if e.is_done]
+            done = len({e.multi_agent_episode_id.rsplit("-", 1)[0] for e in finished})
+        self._needs_initial_reset = True
+        return finished
+
+    def _steps_hint(self) -> int:
+        return int(getattr(self.game, "max_steps", 0) or 64)
+
+    def _reset_all(self) -> None:
+        game, settings = self.game, self._settings()
+        start = game.reset(seed=SeedTree(settings.seed).runner(self.worker_index or 0))
+        self._obs, self._acting = start.obs, start.acting
+        self._inputs = model_inputs_for(settings.history, hidden=settings.hidden)
+        self._model_obs = self._inputs.start(self._obs, self._acting)
+        self._module_ids = tuple(self.module.keys())
+        self._main = trained_module_in(self._module_ids, fallback_to_first=True)
+        module_actions.eval_mode(self.module)
+        self._states = self._seat_states()
+        self._trained = module_actions.trained_modules(
+            self.module, self._module_ids, self.config.policies_to_train
+        )
+        self._seats = SeatPlan.mirror(
+            module_ids=self._module_ids,
+            main=self._main,
+            num_games=game.num_games,
+            num_seats=game.num_seats,
+        )
+        self._seats.draw(np.arange(game.num_games), self._plan(), main=self._main)
+        self._uids = np.arange(game.num_games, dtype=np.int64)
+        self._next_uid = game.num_games
+        self._seat_t = np.zeros((game.num_games, game.num_seats), np.int64)
+        self._stats = GameStats(
+            num_games=game.num_games,
+            num_seats=game.num_seats,
+            components=game.reward_components,
+        )
+        self._bc = BCRows.find(self._env_to_module, num_games=game.num_games)
+        self._tag = uuid.uuid4().hex[:8]
+        self._carry = None
+        self._needs_initial_reset = False
+
+    def _seat_states(self) -> Any:
+        """The seats' recurrent states (None for stateless modules) from the runner's
+        `SeatActing`, restarted; kept across resets so that captured graphs stay valid."""
+        game, settings = self.game, self._settings()
+        if self._seat_acting is None:
+            self._seat_acting = SeatActing(
+                num_games=game.num_games,
+                num_seats=game.num_seats,
+                device=settings.acting_device,
+                graphs=settings.cuda_graphs,
+            )
+        modules = {module_id: self.module[module_id] for module_id in self._module_ids}
+        states = self._seat_acting.prepare(modules, main=self._main)
+        if states is not None:
+            self._positions = ChunkPositions(
+                max_seq_len=int(self.module[self._main].model_config["max_seq_len"]),
+                num_games=game.num_games,
+                num_seats=game.num_seats,
+            )
+        return states
+
+    def _plan(self) -> routing.RunnerPlan | None:
+        """The league's slot plan on this process; None without a league (mirror games)."""
+        if self.config.policy_mapping_fn is not routing.league_mapping_fn:
+            return None
+        return routing.current_plan()
+
+    def _rollout(self, steps: int, logger: Any, *, explore: bool) -> list[Any]:
+        return self._build_episodes(self._play(steps, logger, explore=explore))
+
+    def _rollout_batches(self, steps: int, logger: Any) -> list[RolloutBatch]:
+        """One `RolloutBatch` per trained module, for the array learner (no episodes)."""
+        starts: list[dict[str, torch.Tensor]] = []
+        arrays = self._play(steps, logger, explore=True, sequence_starts=starts)
+        trained = [(i, m) for i, m in enumerate(self._module_ids) if m in self._trained]
+        return rollout_batches(
+            arrays,
+            trained=trained,
+            last_obs=self._model_obs,
+            keys=(Columns.ACTION_LOGP, Columns.ACTION_DIST_INPUTS),
+            env_steps=steps * self.num_envs,
+            starts=starts,
+            seq_len=self._seq_len(),
+            columns={self._bc.module_id: BC_COLUMNS} if self._bc is not None else None,
+        )
+
+    def _seq_len(self) -> int:
+        """The trained module's `max_seq_len` (0 for stateless modules)."""
+        if self._states is None:
+            return 0
+        return int(self.module[self._main].model_config["max_seq_len"])
+
+    def _play(
+        self,
+        steps: int,
+        logger: Any,
+        *,
+        explore: bool,
+        sequence_starts: list[dict[str, torch.Tensor]] | None = None,
+    ) -> RolloutArrays:
+        """Play `steps` steps of every game, writing them into new rollout arrays. With
+        `sequence_starts` (the array learner), every seat's state before each `max_seq_len`-th
+        step is appended to it instead of the chunk states episodes carry."""
+        arrays = RolloutArrays.allocate(
+            steps=steps, obs=self._model_obs, num_games=self.game.num_games
+        )
+        carry_into(arrays, self._carry)
+        if self._states is not None and sequence_starts is None:
+            arrays.state_stride = self._positions.max_seq_len
+            self._positions.start_call(self._carry.seats if self._carry is not None else None)
+        arrays.episode_uid[0] = self._uids
+        trained_actions: list[tuple[str, np.ndarray]] = []
+        self._moves = np.zeros(self.game.num_seats, np.int64)
+        label_opponents = explore and self._infers_opponent_actions()
+        seq_len = self._seq_len() if sequence_starts is not None else 0
+        for row in range(1, steps + 1):
+            if seq_len and (row - 1) % seq_len == 0:
+                sequence_starts.append(self._states.snapshot())
+            self._moves += self._acting.sum(axis=0)
+            actions = self._act(arrays, row, explore=explore, trained_actions=trained_actions)
+            if label_opponents:
+                record_opponent_actions(arrays, row, actions, self._acting)
+            self._advance(arrays, row, actions, logger)
+        self._log_counts(steps, trained_actions, logger)
+        return arrays
+
+    def _infers_opponent_actions(self) -> bool:
+        """Whether `main` learns to infer the opponent's actions (`model.opponent_action`)."""
+        return self.game.num_seats == 2 and self._settings().opponent_actions
+
+    def _act(
+        self, arrays: RolloutArrays, row: int, *, explore: bool, trained_actions: list
+    ) -> np.ndarray:
+        """Actions [N, P] of every acting seat; records the trained seats' decisions."""
+        actions = np.zeros(self._acting.shape, np.int64)
+        module_of = self._seats.module_of
+        arrays.episode_uid[row] = self._uids
+        self._seat_acting.load(self._model_obs)
+        for index in np.unique(module_of[self._acting]).tolist():
+            games, seats = np.nonzero(self._acting & (module_of == index))
+            module_id = self._module_ids[index]
+            output, obs = self._forward(module_id, games, seats, explore=explore)
+            if module_id not in self._trained:
+                actions[games, seats] = output.actions
+                continue
+            if self._bc is not None and module_id == self._bc.module_id and explore:
+                raw = take_rows(self._obs, (games, seats))
+                self._bc.label(arrays, row, games, seats, raw, output, uids=self._uids)
+            actions[games, seats] = output.actions
+            self._record(arrays, row, games, seats, index, obs, output, explore=explore)
+            trained_actions.append((module_id, output.actions))
+        return actions
+
+    def _forward(
+        self, module_id: str, games: np.ndarray, seats: np.ndarray, *, explore: bool
+    ) -> tuple[module_actions.PolicyOutput, Any]:
+        """One forward pass of `module_id` over its seats; returns (output, model inputs)."""
+        module = self.module[module_id]
+        if not isinstance(module, torch.nn.Module):  # scripted agents read raw observations
+            obs = take_rows(self._obs, (games, seats))
+            return module_actions.act(module, obs), obs
+        obs = take_rows(self._model_obs, (games, seats))
+        rows = flat_rows(games, seats, num_seats=self.game.num_seats)
+        return self._seat_acting.act(module_id, rows, explore=explore), obs
+
+    def _record(self, arrays, row, games, seats, index, obs, output, *, explore: bool) -> None:
+        put_rows(arrays.obs, (row, games, seats), obs)
+        arrays.actions[row, games, seats] = output.actions
+        arrays.decided[row, games, seats] = True
+        arrays.module[row, games, seats] = index
+        if explore:
+            for name, values in output.extras().items():
+                arrays.record_extra(name, row, (games, seats), values)
+        if arrays.state_stride:  # trained modules are torch modules of main's layout
+            # Only the states the learner reads (`ChunkPositions`) leave the acting device.
+            keep_in, keep_out = self._positions.take(games, seats)
+            arrays.states.record(
+                self._states, row, games, seats, keep_in=keep_in, keep_out=keep_out
+            )
+
+    def _advance(self, arrays: RolloutArrays, row: int, actions: np.ndarray, logger: Any) -> None:
+        out = self.game.step(actions)
+        arrays.rewards[row] = out.rewards
+        self._stats.add_step(out.rewards, out.components)
+        done = out.done
+        self._model_obs, model_final = self._inputs.advance(
+            out.obs, out.acting, done, out.final_obs
+        )
+        if done.any():
+            ended = np.flatnonzero(done)
+            arrays.ended[row, ended] = True
+            arrays.terminated[row, ended] = out.terminated[ended]
+            arrays.truncated[row, ended] = out.truncated[ended]
+            put_rows(arrays.final_obs, (row, ended), take_rows(model_final, ended))
+            if self._states is not None:
+                self._states.restart(ended)
+                self._positions.end_games(ended)
+            results = self._stats.finish(
+                ended,
+                winner=out.winner,
+                seats=self._seats,
+                trained=self._trained,
+                logger=logger,
+            )
+            if self._bc is not None:
+                self._bc.log_results(results, logger)
+            self._seats.draw(ended, self._plan(), main=self._main)
+            self._uids[ended] = np.arange(self._next_uid, self._next_uid + len(ended))
+            self._next_uid += len(ended)
+        self._obs, self._acting = out.obs, out.acting
+
+    def _log_counts(
+        self, steps: int, trained_actions: list[tuple[str, np.ndarray]], logger: Any
+    ) -> None:
+        env_steps = steps * self.num_envs
+        self.num_env_steps_sampled_lifetime += env_steps
+        log_sample_counts(
+            logger,
+            env_steps=env_steps,
+            moves=dict(zip(self.agent_ids, self._moves.tolist(), strict=True)),
+            trained_actions=trained_actions,
+            num_actions=int(self.game.action_space.n),
+        )
+
+    def _build_episodes(self, arrays: RolloutArrays) -> list[Any]:
+        cut = cut_episodes(
+            arrays,
+            acting=self._acting,
+            current_obs=self._model_obs,
+            seat_t=self._seat_t,
+            states=self._states,
+            tag=self._tag,
+            agent_ids=self.agent_ids,
+            module_ids=self._module_ids,
+            spaces=(self.game.observation_space, self.game.action_space),
+        )
+        self._carry = cut.carry
+        return cut.episodes

@@ -1,0 +1,77 @@
+"""Round-robin tournaments between a run's league members, offline on CPU: the one entry point.
+
+Players come from the one path from a name to a playable policy, `league://RUN/ID`
+(`rl_platform.policies.load_policy`): frozen members with their stored weights, learners (main,
+exploiters) with the run's latest checkpoint, scripted members from the scripted registry.
+`play_round_robin` picks how the games are played: the duel without env wrappers in its
+vectorized arena (arena_round_robin.py), any other two-player env through the evaluation
+rollout (rollout_round_robin.py). Seats alternate as in `tournament_schedule`; results update
+the members' openskill ratings and game records.
+"""
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from rl_platform.base.errors import UserError
+from rl_platform.base.module_ids import MAIN_MODULE_ID
+from rl_platform.evaluation.arena_games import arena_plays, game_settings
+from rl_platform.evaluation.envs import EnvTarget, probe_env
+from rl_platform.league.members import MemberKind
+from rl_platform.league.pool import LeaguePool
+from rl_platform.league.ratings import Rating, rate_game, with_game
+from rl_platform.policies import EnvContext, Policy, load_policy
+from rl_platform.tournament.arena_round_robin import play_arena_round_robin
+from rl_platform.tournament.report import GameResult, TournamentReport
+from rl_platform.tournament.rollout_round_robin import play_rollout_round_robin
+
+
+def tournament_ids(
+    pool: LeaguePool, ids: Sequence[str] | None, *, has_checkpoint: bool
+) -> list[str]:
+    """`ids` in the given order (checked, duplicates dropped), by default every member that can
+    play without training: scripted, frozen, and main when the run has a checkpoint."""
+    if ids:
+        unknown = [member_id for member_id in ids if member_id not in pool]
+        if unknown:
+            raise UserError(f"cannot play {unknown}: not members of this league ({pool.ids})")
+        return list(dict.fromkeys(ids))
+    return [
+        m.id
+        for m in pool.members
+        if m.kind is MemberKind.SCRIPTED
+        or m.is_frozen
+        or (m.id == MAIN_MODULE_ID and has_checkpoint)
+    ]
+
+
+def member_policies(run_dir: Path, ids: Sequence[str], *, target: EnvTarget) -> dict[str, Policy]:
+    """One sampling policy per member id, built once for the env's first agent's spaces."""
+    shape = probe_env(target)
+    if not shape.two_player:
+        raise UserError(f"tournaments need a two-player env; {target.env_id} is not one")
+    observation_space, action_space = shape.spaces[shape.agent_ids[0]]
+    context = EnvContext(target.env_id, observation_space, action_space)
+    return {
+        member_id: load_policy(f"league://{run_dir}/{member_id}", env=context, sample=True)
+        for member_id in ids
+    }
+
+
+def play_round_robin(
+    policies: Mapping[str, Policy], *, target: EnvTarget, games: int, seed: int = 0
+) -> TournamentReport:
+    """Every pair plays `games` games (seats alternating); results from the first seat's side."""
+    if arena_plays(target):
+        return play_arena_round_robin(
+            policies, games=games, seed=seed, env_kwargs=game_settings(target.kwargs)
+        )
+    return play_rollout_round_robin(policies, target=target, games=games, seed=seed)
+
+
+def apply_ratings(pool: LeaguePool, results: Sequence[GameResult]) -> None:
+    """Update both players' openskill ratings and game records for every result, in order."""
+    for first, second, outcome in results:
+        a, b = pool.get(first), pool.get(second)
+        new_a, new_b = rate_game(Rating(a.mu, a.sigma), Rating(b.mu, b.sigma), outcome=outcome)
+        pool.update_member(with_game(a, outcome, new_a))
+        pool.update_member(with_game(b, outcome.flipped(), new_b))
