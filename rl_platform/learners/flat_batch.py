@@ -132,7 +132,6 @@ def _sequences(value: Tensors, seq_len: int) -> Tensors:
 def flat_batch(module: Any, rollout: RolloutBatch, *, gamma: float, lambda_: float) -> FlatBatch:
     """Values, advantages and value targets of `rollout`: its valid steps, flattened, or its
     sequences with any valid step (recurrent modules)."""
-    steps, rows = rollout.valid.shape
     values = _values_where(module, rollout.obs, rollout.valid)
     next_values = torch.cat([values[1:], values_of(module, rollout.last_obs)[None]])
     if rollout.final_obs is not None:
