@@ -42,24 +42,27 @@ from rl_platform.run.sinks import (
     EVALUATION_ROW_META_KEY,
     METRICS_ROW_META_KEY,
     MetricSinks,
-    restore_row,
-    truncate_after,
 )
 from rl_platform.run.spec_sizes import check_spec_fits_machine
 from rl_platform.run.trial_metrics import TrialMetrics
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint, checkpoint_name
+from rl_platform.storage.evaluation_rows import (
+    append_evaluation_row,
+    restore_evaluation_row,
+    truncate_evaluations_after,
+)
 from rl_platform.storage.layout import (
     CHECKPOINTS_DIR,
-    EVALUATION_FILE,
     LOG_FILE,
-    METRICS_FILE,
     RUNS_DIR,
     TRIAL_METRICS_FILE,
 )
-from rl_platform.storage.run_dir import add_file_log, new_run_dir, write_spec
+from rl_platform.storage.metrics_rows import restore_metrics_row, truncate_metrics_after
+from rl_platform.storage.run_dir import add_file_log, new_run_dir
 from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
+from rl_platform.storage.saved_spec import write_saved_spec
 from rl_platform.utils.atomic import write_json_atomic
 from rl_platform.utils.secrets import secret_values
 from rl_platform.utils.stop_grace import stop_grace_s
@@ -118,7 +121,7 @@ def train(
                 return _already_at_stop(run_dir, spec, checkpoint, reached)
         with _file_log(run_dir, spec):
             if checkpoint is None:
-                write_spec(run_dir, spec)
+                write_saved_spec(run_dir, spec)
             ensure_ray(dashboard=dashboard)
             stop_request = StopRequest(  # after ray.init, which replaces SIGTERM's handler
                 grace_s=grace_s,
@@ -182,7 +185,7 @@ def train_in_folder(spec: ExperimentSpec, run_dir: Path, *, run_key: str) -> Run
     (the trial trains in a thread, where Python allows none); Tune ends the trial. `run_key`:
     where `logging.storage` keeps it (`seeds/NAME/STAMP/seed_N`)."""
     with RunLock(run_dir), _file_log(run_dir, spec):
-        write_spec(run_dir, spec)
+        write_saved_spec(run_dir, spec)
         with _uploaded(spec, run_dir, run_key) as uploader:
             return _train_in(run_dir, spec, lambda: None, None, (), uploader)
 
@@ -373,8 +376,7 @@ class RunFolderReporter:
 
     def _record_evaluation(self, row: dict[str, Any], metric: str | None, saved: Path) -> None:
         """A row in evaluation.jsonl; `best` moves to `saved` when it beats the best so far."""
-        with (self.run_dir / EVALUATION_FILE).open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(row) + "\n")
+        append_evaluation_row(self.run_dir, row)
         mark_best(self.store, row, metric, saved)
 
     def close(self) -> None:
@@ -409,11 +411,11 @@ def restore_rows(run_dir: Path, store: CheckpointStore, checkpoint: LoadedCheckp
     rows put back where a kill between the checkpoint and its rows (or a torn last line)
     lost them. Files that need neither are left as they are."""
     iteration = int(checkpoint.meta["iteration"])
-    truncate_after(run_dir / METRICS_FILE, iteration)
-    truncate_after(run_dir / EVALUATION_FILE, iteration)
-    restore_row(run_dir / METRICS_FILE, checkpoint.meta.get(METRICS_ROW_META_KEY))
+    truncate_metrics_after(run_dir, iteration)
+    truncate_evaluations_after(run_dir, iteration)
+    restore_metrics_row(run_dir, checkpoint.meta.get(METRICS_ROW_META_KEY))
     row = checkpoint.meta.get(EVALUATION_ROW_META_KEY)
-    if restore_row(run_dir / EVALUATION_FILE, row):
+    if restore_evaluation_row(run_dir, row):
         mark_best(store, row, checkpoint.meta.get(BEST_METRIC_META_KEY), checkpoint.path)
 
 
@@ -426,8 +428,3 @@ def mark_best(store: CheckpointStore, row: dict[str, Any], metric: str | None, s
     if best is None or best["metric"] != metric or value > best["value"]:
         store.mark_best(saved, metric=metric, value=value)
         logger.info("best: {} ({} = {:.3g})", saved.name, metric, value)
-
-
-def read_metrics(run_dir: str | Path) -> list[dict[str, float]]:
-    path = Path(run_dir) / METRICS_FILE
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
