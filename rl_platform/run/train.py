@@ -17,7 +17,7 @@ from rl_platform.base.errors import TrainingHealthError, UserError
 from rl_platform.envs.user_envs import preflight_env
 from rl_platform.ray_runtime.session import ensure_ray, ray_logs_to
 from rl_platform.rllib.config import ConfigExtension
-from rl_platform.rllib.facts import run_facts
+from rl_platform.rllib.facts import RunFacts, run_facts
 from rl_platform.run.algorithm_build import build_algorithm
 from rl_platform.run.health import HealthStatus, HealthVerdict
 from rl_platform.run.loop import (
@@ -105,7 +105,7 @@ def train(
     watches every iteration and may stop the run (`rl_platform.run.loop.IterationHook`; the
     benchmarks measure through it)."""
     spec, out_dir = storage_out(spec, out_dir)
-    _check_before_any_file(spec)
+    facts = _check_before_any_file(spec)
     grace_s = stop_grace_s(os.environ)  # how long a stop may take: a bad value before any file
     target = resume_target(resume) if resume else None
     run_dir = target.run_dir if target else new_run_dir(out_dir, spec.name)
@@ -136,6 +136,7 @@ def train(
                         checkpoint,
                         extensions,
                         uploader,
+                        facts=facts,
                         on_iteration=on_iteration,
                     )
             finally:
@@ -162,10 +163,11 @@ def _already_at_stop(
     )
 
 
-def _check_before_any_file(spec: ExperimentSpec) -> None:
+def _check_before_any_file(spec: ExperimentSpec) -> RunFacts:
     """What can refuse a run before a folder is written or Ray starts: the acting device, a
     user's env that breaks at once (seconds, not a crashed env runner), and sizes the machine
-    cannot hold (not a kill by the kernel minutes later)."""
+    cannot hold (not a kill by the kernel minutes later). Returns the run's facts, resolved
+    here once for `rlp train` and handed down."""
     require_acting_device(
         spec.resources.acting_device,
         profiles_setting_it=[
@@ -175,8 +177,9 @@ def _check_before_any_file(spec: ExperimentSpec) -> None:
         ],
     )
     preflight_env(spec.env.id, spec.env.kwargs, seed=spec.seed)
-    run_facts(spec)  # resolved once here; every consumer after this reads the same object
-    check_spec_fits_machine(spec)
+    facts = run_facts(spec)  # `rlp train`'s entry: every consumer after this is handed it
+    check_spec_fits_machine(spec, facts)
+    return facts
 
 
 def train_in_folder(spec: ExperimentSpec, run_dir: Path, *, run_key: str) -> RunResult:
@@ -187,7 +190,9 @@ def train_in_folder(spec: ExperimentSpec, run_dir: Path, *, run_key: str) -> Run
     with RunLock(run_dir), _file_log(run_dir, spec):
         write_saved_spec(run_dir, spec)
         with _uploaded(spec, run_dir, run_key) as uploader:
-            return _train_in(run_dir, spec, lambda: None, None, (), uploader)
+            # A seed's entry: it trains in its own Tune worker process.
+            facts = run_facts(spec)
+            return _train_in(run_dir, spec, lambda: None, None, (), uploader, facts=facts)
 
 
 @contextlib.contextmanager
@@ -237,10 +242,11 @@ def _train_in(
     extensions: Sequence[ConfigExtension],
     uploader: RunUploader | None,
     *,
+    facts: RunFacts,
     on_iteration: IterationHook | None = None,
 ) -> RunResult:
     store = CheckpointStore(run_dir / CHECKPOINTS_DIR, keep_last=spec.checkpoint.keep_last)
-    algo = build_algorithm(spec, run_dir=run_dir, extra=extensions)
+    algo = build_algorithm(spec, facts=facts, run_dir=run_dir, extra=extensions)
     try:
         start = LoopStart()
         if checkpoint is not None:
@@ -251,7 +257,7 @@ def _train_in(
         )
         try:
             with out_of_memory_names_the_settings(spec, store):
-                outcome = _loop(spec, algo, reporter, start, host_stop, on_iteration)
+                outcome = _loop(spec, facts, algo, reporter, start, host_stop, on_iteration)
         finally:
             reporter.close()
         if outcome.verdict.status is HealthStatus.NAN:
@@ -267,6 +273,7 @@ def _train_in(
 
 def _loop(
     spec: ExperimentSpec,
+    facts: RunFacts,
     algo: Any,
     reporter: "RunFolderReporter",
     start: LoopStart,
@@ -276,6 +283,7 @@ def _loop(
     return TrainingLoop(
         spec,
         algo,
+        facts=facts,
         reporter=reporter,
         start=start,
         stop_on_collapse=spec.health.on_collapse == "stop",
