@@ -25,6 +25,7 @@ import torch
 
 from benchmarks.common import EXPERIMENTS, machine_line, side_by_side
 from rl_platform.policies.rebuild import build_module
+from rl_platform.rllib.facts import run_facts
 from rl_platform.run.periodic_eval import PeriodicEvaluation
 from rl_platform.spec import load_spec
 
@@ -42,7 +43,7 @@ def _evaluation(games: int, *, rollout: bool) -> PeriodicEvaluation:
     if rollout:
         evaluation["max_steps"] = 1200
     spec = load_spec(SPEC, overrides=[f"evaluation={evaluation}".replace("'", "")])
-    return PeriodicEvaluation(spec, start_env_steps=0)
+    return PeriodicEvaluation(spec, facts=run_facts(spec), start_env_steps=0)
 
 
 def _fresh_weights(evaluation: PeriodicEvaluation, seed: int) -> dict:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from benchmarks.common import EXPERIMENTS, add_seed_options, ratio_line, seeds_to_run, write_json
 from benchmarks.common.product import QUIET, rlp_train
+from rl_platform.storage.evaluation_rows import read_evaluation_rows
 
 SPEC = EXPERIMENTS / "duel_vs_based.yaml"
 GOAL_S = 330.0
@@ -40,7 +41,7 @@ def run_seed(seed: int, args: argparse.Namespace, out: Path) -> dict:
         *QUIET,
     ]
     run_dir = rlp_train(SPEC, out=out, overrides=overrides)
-    rows = [json.loads(line) for line in (run_dir / "evaluation.jsonl").read_text().splitlines()]
+    rows = read_evaluation_rows(run_dir)
     summary = json.loads((run_dir / "trial_metrics.json").read_text())
     reached = [row for row in rows if row.get(METRIC, 0.0) >= args.target]
     return {

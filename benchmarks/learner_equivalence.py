@@ -22,6 +22,7 @@ from pathlib import Path
 
 from benchmarks.common import EXPERIMENTS, machine_line, write_json
 from benchmarks.common.product import QUIET, rlp_train
+from rl_platform.storage.evaluation_rows import read_evaluation_rows
 
 MODES = ("greedy", "sampled")
 ARMS = {"rllib": ["training.learner=rllib"], "array": ["training.learner=array"]}
@@ -38,7 +39,7 @@ def run_arm(spec: Path, seed: int, settings: list[str], args: argparse.Namespace
     run_dir = rlp_train(
         spec, out=out, overrides=[*overrides, *settings, *QUIET], profile=args.profile
     )
-    rows = [json.loads(line) for line in (run_dir / "evaluation.jsonl").read_text().splitlines()]
+    rows = read_evaluation_rows(run_dir)
     summary = json.loads((run_dir / "trial_metrics.json").read_text())
     curve = {
         mode: {row["env_steps"]: row.get(f"eval/{mode}/win_rate/based") for row in rows}

@@ -13,13 +13,13 @@ runs of env steps/s and learner seconds per iteration, and the ratios array / rl
 """
 
 import argparse
-import json
 import statistics
 import tempfile
 from pathlib import Path
 
 from benchmarks.common import EXPERIMENTS, machine_line, ratio_line, write_json
 from benchmarks.common.product import QUIET, rlp_train
+from rl_platform.storage.metrics_rows import read_metrics
 
 ARMS = ("rllib", "array")
 
@@ -35,7 +35,7 @@ def run_arm(args: argparse.Namespace, learner: str, out: Path) -> dict[str, floa
     run_dir = rlp_train(
         EXPERIMENTS / f"{args.spec}.yaml", out=out, overrides=overrides, profile=args.profile
     )
-    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    rows = read_metrics(run_dir)
     steady = rows[1:]
     wall = sum(r["perf/iteration_s"] for r in steady)
     steps = steady[-1]["env_steps"] - rows[0]["env_steps"]

@@ -68,8 +68,8 @@ from benchmarks.common.style_arena import CUTS, evaluate, print_table
 from benchmarks.duel_hidden_intent import memoryless_bounds, responders
 from rl_platform import train
 from rl_platform.run.train import train_in_folder
-from rl_platform.spec import load_spec
 from rl_platform.storage.run_dir import new_run_dir
+from rl_platform.storage.saved_spec import read_saved_spec
 from rl_platform.utils.atomic import write_json_atomic
 
 QUICK = {"env_steps": 20_000, "kickstart_env_steps": 10_000, "games": 20, "ceiling_games": 50}
@@ -98,7 +98,7 @@ def model_rows(model: str, seed: int, args: argparse.Namespace) -> tuple[dict[st
     out_dir = args.out / f"seed{seed}"
     if args.evaluate_only:
         run_dir = max((out_dir / spec.name).iterdir())  # the newest run of this model
-        spec = load_spec(run_dir / "spec.yaml")  # as it trained (`--hide` included)
+        spec = read_saved_spec(run_dir)  # as it trained (`--hide` included)
     elif args.parallel:  # in a Ray worker, whose signals are Ray's: `train` would take SIGTERM
         run_dir = new_run_dir(out_dir, spec.name)
         train_in_folder(spec, run_dir, run_key=f"{spec.name}/{run_dir.name}")

@@ -9,9 +9,10 @@ GPU utilization and the peak GPU memory.
 """
 
 import argparse
-import json
 import statistics
 from pathlib import Path
+
+from rl_platform.storage.metrics_rows import read_metrics
 
 PHASES = ("sample", "learn", "weights_sync", "eval", "checkpoint", "other")
 
@@ -39,8 +40,7 @@ def main() -> None:
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--skip", type=int, default=2, help="first iterations left out")
     args = parser.parse_args()
-    lines = (args.run_dir / "metrics.jsonl").read_text().splitlines()
-    every = [json.loads(line) for line in lines if line.strip()]
+    every = read_metrics(args.run_dir)
     rows = every[args.skip :]
     if not rows:
         raise SystemExit(f"{args.run_dir}: fewer than {args.skip + 1} iterations")

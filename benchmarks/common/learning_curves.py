@@ -17,8 +17,8 @@ import numpy as np
 from scipy import stats
 
 from rl_platform.base.metric_keys import RETURN_MEAN
-from rl_platform.evaluation.plot import Curve, curve, find_runs, read_rows
-from rl_platform.storage.layout import METRICS_FILE
+from rl_platform.evaluation.plot import Curve, curve, find_runs
+from rl_platform.storage.metrics_rows import read_metrics, runs_under
 from rl_platform.utils.stats import IQM_TRIM, seed_stats
 
 GRID_POINTS = 200
@@ -38,8 +38,8 @@ def read_seed_runs(folder: Path) -> list[SeedRun]:
     """Every seed run under `folder` (`rlp train --seeds --out FOLDER` writes them 4 levels
     down: seeds/NAME/STAMP/seed_N), in name order."""
     runs = []
-    for run_dir in find_runs(sorted({p.parent for p in folder.rglob(METRICS_FILE)}) or [folder]):
-        found = curve(run_dir, read_rows(run_dir), RETURN_MEAN)
+    for run_dir in find_runs(runs_under(folder) or [folder]):
+        found = curve(run_dir, read_metrics(run_dir), RETURN_MEAN)
         if found is None:
             continue
         trial = run_dir / "trial_metrics.json"

@@ -24,7 +24,7 @@ from rl_platform.bc.teacher_labels import TeacherLabels
 from rl_platform.imitation.schedule import settings_at
 from rl_platform.learners.bc_ppo import LEARNER_CONFIG_KEY
 from rl_platform.rllib.config_callbacks import with_callback
-from rl_platform.rllib.facts import run_facts
+from rl_platform.rllib.facts import RunFacts, run_facts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.bc import THIS_RUN, uses_this_run
 
@@ -83,13 +83,12 @@ def check_teachers(spec: ExperimentSpec, *, run_dir: Path | None) -> None:
 
 
 def _bc_online(
-    config: AlgorithmConfig, spec: ExperimentSpec, *, run_dir: Path | None
+    config: AlgorithmConfig, spec: ExperimentSpec, *, run_dir: Path | None, facts: RunFacts
 ) -> AlgorithmConfig:
     assert spec.bc is not None
     if spec.algo != "PPO":
         raise UserError(f"bc: needs algo PPO (got {spec.algo}); for offline BC use algo: BC")
     check_teachers(spec, run_dir=run_dir)
-    facts = run_facts(spec)
     multi_agent = facts.multi_agent
     modules = [spec.bc.module] if multi_agent else []
     labels_kwargs = {
@@ -123,11 +122,14 @@ def bc_extension(
     config: AlgorithmConfig, spec: ExperimentSpec, *, run_dir: Path | None = None
 ) -> AlgorithmConfig:
     """See the module docstring; `run_dir` is where `checkpoint://{run}` teachers come from."""
+    # An extension is handed (config, spec) alone (`ConfigExtension`, the protocol users' and
+    # tests' extensions share), so it reads the run's facts here, once.
+    facts = run_facts(spec)
     if spec.algo == "BC":
-        config = offline_bc_config(config, spec)
+        config = offline_bc_config(config, spec, facts=facts)
     if spec.init_from is not None:
         bound = type("BoundInitFromCallback", (InitFromCallback,), {"source": spec.init_from})
         config = with_callback(config, bound)
     if spec.bc is not None:
-        config = _bc_online(config, spec, run_dir=run_dir)
+        config = _bc_online(config, spec, run_dir=run_dir, facts=facts)
     return config

@@ -22,7 +22,7 @@ from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EVALUATION_RESULTS
 from rl_platform.base.errors import UserError
 from rl_platform.bc.record import DATA_DIR
 from rl_platform.rllib.config_callbacks import with_callback
-from rl_platform.rllib.facts import run_facts
+from rl_platform.rllib.facts import RunFacts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.training import BCTraining
 
@@ -52,11 +52,13 @@ class EvalReport(RLlibCallback):
             result.setdefault(ENV_RUNNER_RESULTS, {})[EVAL_RETURN_KEY] = float(value)
 
 
-def offline_bc_config(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
+def offline_bc_config(
+    config: AlgorithmConfig, spec: ExperimentSpec, *, facts: RunFacts
+) -> AlgorithmConfig:
     """Point RLlib's BC at the dataset; PPO's MLP; greedy evaluation episodes."""
     training = spec.training
     assert isinstance(training, BCTraining)
-    if run_facts(spec).multi_agent:
+    if facts.multi_agent:
         raise UserError("algo: BC reads single-agent episodes; RLlib 2.60 has no multi-agent BC")
     config = config.offline_data(
         input_=[dataset_path(training).as_posix()],

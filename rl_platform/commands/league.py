@@ -52,9 +52,9 @@ def _league_root(run_dir: Path) -> Path:
 
 
 def _run_spec(run_dir: Path) -> Any:
-    from rl_platform.spec import load_spec
+    from rl_platform.storage.saved_spec import read_saved_spec
 
-    spec = load_spec(run_dir / SPEC_FILE)
+    spec = read_saved_spec(run_dir)
     if spec.league is None:
         raise UserError(f"{run_dir / SPEC_FILE} has no league section")
     return spec
@@ -144,6 +144,7 @@ def _league_view(run_dir: Path) -> dict[str, Any]:
     from rl_platform.league.results import ResultBook
     from rl_platform.league.state import check_saved_state
     from rl_platform.spec.mix_schedule import phases_of
+    from rl_platform.storage.saved_spec import has_saved_spec
 
     pool, state = LeaguePool.open(_league_root(run_dir))  # read-only: no pruning
     check_saved_state(state, where=f"{pool.storage.uri}/{MANIFEST}")
@@ -158,7 +159,7 @@ def _league_view(run_dir: Path) -> dict[str, Any]:
         "opponent_mix": None,
         "schedule": None,
     }
-    if not (run_dir / SPEC_FILE).is_file():  # a league folder copied without its run: no mix
+    if not has_saved_spec(run_dir):  # a league folder copied without its run: no mix
         return view
     spec = _run_spec(run_dir).league
     # With `mix_pfsp`, the shares main's saved windows give the scripted keys now.
@@ -295,10 +296,11 @@ def _reference_weights(run_dir: Path, league: Any) -> dict[str, Any] | None:
 def _check_same_setup(source: Path, spec: Any) -> None:
     """Without weights to compare shapes with, the source's own run spec must name this
     league's env and model; a checkpoint with neither cannot be checked and is refused."""
-    from rl_platform.policies.rebuild import load_run_spec, run_dir_of
+    from rl_platform.policies.rebuild import run_dir_of
+    from rl_platform.storage.saved_spec import read_saved_spec
 
     try:
-        source_spec = load_run_spec(run_dir_of(source))
+        source_spec = read_saved_spec(run_dir_of(source))
     except UserError:
         raise UserError(
             f"{source}: cannot check that it fits this league (the league has no checkpoint or "

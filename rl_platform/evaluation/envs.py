@@ -36,12 +36,13 @@ def _run_spec_env(uri: PolicyURI) -> EnvTarget | None:
     """The env a checkpoint/league policy was trained on (None for other policies)."""
     if uri.kind not in (PolicyKind.CHECKPOINT, PolicyKind.LEAGUE) or uri.path is None:
         return None
-    from rl_platform.policies.rebuild import load_run_spec, run_dir_of
+    from rl_platform.policies.rebuild import run_dir_of
+    from rl_platform.storage.saved_spec import read_saved_spec
 
     path = Path(uri.path).expanduser()
     if not path.exists():
         raise UserError(f"{uri.text}: {path} does not exist")
-    spec = load_run_spec(run_dir_of(path))
+    spec = read_saved_spec(run_dir_of(path))
     return EnvTarget(spec.env.id, tuple(spec.env.wrappers), dict(spec.env.kwargs))
 
 

@@ -8,7 +8,6 @@ data) with a band, min-max (default), mean +- std or the 95% bootstrap interval 
 `--league` draws `league/rating/<id>` (the learners' conservative ratings) over env steps.
 """
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +18,9 @@ import numpy as np
 
 from rl_platform.base.errors import UserError
 from rl_platform.evaluation.reference_points import draw_reference, reference_points
-from rl_platform.storage.layout import METRICS_FILE, SPEC_FILE
+from rl_platform.storage.layout import METRICS_FILE
+from rl_platform.storage.metrics_rows import has_metrics, read_metrics
+from rl_platform.storage.saved_spec import read_saved_spec_tree
 from rl_platform.utils.stats import bootstrap_interval
 
 X_KEY = "env_steps"
@@ -43,7 +44,7 @@ def find_runs(paths: Sequence[Path]) -> list[Path]:
     for path in paths:
         if not path.exists():
             raise UserError(f"{path}: does not exist")
-        if (path / METRICS_FILE).is_file():
+        if has_metrics(path):
             runs.append(path)
             continue
         found = sorted(
@@ -56,24 +57,8 @@ def find_runs(paths: Sequence[Path]) -> list[Path]:
     return list(dict.fromkeys(runs))
 
 
-def read_rows(run_dir: Path) -> list[dict[str, float]]:
-    rows = []
-    for number, line in enumerate((run_dir / METRICS_FILE).read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            # The last line of a run still being written can be partial.
-            raise UserError(f"{run_dir / METRICS_FILE}:{number}: not valid JSON") from None
-    return rows
-
-
 def spec_name(run_dir: Path) -> str:
-    from rl_platform.utils.safe_yaml import parse_yaml
-
-    spec_path = run_dir / SPEC_FILE
-    data = parse_yaml(spec_path.read_text()) if spec_path.is_file() else None
+    data = read_saved_spec_tree(run_dir)
     name = data.get("name") if isinstance(data, dict) else None
     return str(name) if name else run_dir.parent.name
 
@@ -135,7 +120,7 @@ def plot_runs(
     groups: dict[str, list[Curve]] = {}
     skipped = []
     for run_dir in find_runs(run_paths):
-        found = curve(run_dir, read_rows(run_dir), metric)
+        found = curve(run_dir, read_metrics(run_dir), metric)
         if found is None:
             skipped.append(str(run_dir))
             continue
@@ -165,9 +150,9 @@ def plot_runs(
 
 def plot_league(run_dir: Path, *, out: Path) -> dict[str, object]:
     """League learners' ratings (`league/rating/<id>`) over env steps."""
-    if not (run_dir / METRICS_FILE).is_file():
+    if not has_metrics(run_dir):
         raise UserError(f"--league {run_dir}: no {METRICS_FILE}; pass a league run folder")
-    rows = read_rows(run_dir)
+    rows = read_metrics(run_dir)
     keys = sorted({k for row in rows for k in row if k.startswith(RATING_PREFIX)})
     if not keys:
         raise UserError(f"{run_dir}: no {RATING_PREFIX}* metrics; was it trained with a league?")

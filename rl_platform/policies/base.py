@@ -12,7 +12,7 @@ from typing import Any, Protocol
 import gymnasium as gym
 import numpy as np
 
-ACTION_MASK_KEY = "action_mask"
+from rl_platform.base.observation_keys import ACTION_MASK_KEY
 
 
 class Policy(Protocol):

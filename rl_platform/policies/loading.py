@@ -19,11 +19,10 @@ from loguru import logger
 
 from rl_platform.base.errors import UserError
 from rl_platform.base.module_ids import trained_module_in
+from rl_platform.league.slots import SCRIPTED_PREFIX
 from rl_platform.policies.base import FunctionPolicy, Policy, RandomPolicy
 from rl_platform.spec.policy_uri import BEST_NAME, PolicyKind, PolicyURI, parse_policy_uri
 from rl_platform.storage.layout import CHECKPOINTS_DIR, LATEST_FILE, LEAGUE_DIR
-
-SCRIPTED_MODULE_PREFIX = "scripted_"
 
 
 @dataclass(frozen=True)
@@ -110,19 +109,20 @@ def checkpoint_module_weights(uri: PolicyURI) -> tuple[Path, str | None, dict[st
 def learned_parts(uri: str) -> tuple[Any, dict[str, np.ndarray]]:
     """(run spec, module weights) of a learned `checkpoint://` policy: everything
     `learned_policy` needs, to ship to processes that cannot read the run folder."""
-    from rl_platform.policies.rebuild import load_run_spec, run_dir_of
+    from rl_platform.policies.rebuild import run_dir_of
+    from rl_platform.storage.saved_spec import read_saved_spec
 
     parsed = parse_policy_uri(uri)
     path, module_id, weights = checkpoint_module_weights(parsed)
     if module_id not in weights:
         raise UserError(f"{uri}: module {module_id!r} is not in {path}")
-    return load_run_spec(run_dir_of(path)), weights[module_id]
+    return read_saved_spec(run_dir_of(path)), weights[module_id]
 
 
 def _from_checkpoint(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:
     path, module_id, weights = checkpoint_module_weights(uri)
-    if module_id is not None and module_id.startswith(SCRIPTED_MODULE_PREFIX):
-        return _scripted_for_env(uri.text, module_id.removeprefix(SCRIPTED_MODULE_PREFIX), env)
+    if module_id is not None and module_id.startswith(SCRIPTED_PREFIX):
+        return _scripted_for_env(uri.text, module_id.removeprefix(SCRIPTED_PREFIX), env)
     if module_id not in weights:
         raise UserError(
             f"{uri.text}: module {module_id!r} is not in {path} "
@@ -156,9 +156,10 @@ def _from_league(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:
 def _learned(
     label: str, path: Path, weights: dict[str, np.ndarray], *, env: EnvContext, sample: bool
 ) -> Policy:
-    from rl_platform.policies.rebuild import load_run_spec, run_dir_of
+    from rl_platform.policies.rebuild import run_dir_of
+    from rl_platform.storage.saved_spec import read_saved_spec
 
-    spec = load_run_spec(run_dir_of(path))
+    spec = read_saved_spec(run_dir_of(path))
     if spec.env.id != env.env_id:
         raise UserError(f"{label} was trained on {spec.env.id}, not {env.env_id}")
     return learned_policy(spec, weights, env=env, sample=sample, label=label)

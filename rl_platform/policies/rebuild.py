@@ -17,8 +17,9 @@ import numpy as np
 from rl_platform.base.errors import UserError
 from rl_platform.rllib.algorithms import algorithm_config_class
 from rl_platform.rllib.rl_module_spec import resolved_module_spec
-from rl_platform.spec import ExperimentSpec, load_spec
+from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.layout import SPEC_FILE
+from rl_platform.storage.saved_spec import has_saved_spec
 
 
 @dataclass(frozen=True)
@@ -36,13 +37,9 @@ class RebuiltModule:
 def run_dir_of(path: Path) -> Path:
     """The run folder holding `spec.yaml` for a run, `checkpoints/` or checkpoint folder."""
     for candidate in (path, *list(path.parents)[:3]):
-        if (candidate / SPEC_FILE).is_file():
+        if has_saved_spec(candidate):
             return candidate
     raise UserError(f"{path}: no {SPEC_FILE} here or in the 3 folders above; is it a run folder?")
-
-
-def load_run_spec(run_dir: Path) -> ExperimentSpec:
-    return load_spec(run_dir / SPEC_FILE)
 
 
 def history_converter(spec: ExperimentSpec, raw_space: gym.Space) -> Any | None:

@@ -22,7 +22,7 @@ from rl_platform.learners import CAPTURE_UPDATE_KEY, DECOUPLED_KEY
 from rl_platform.learners.device import learner_gpus
 from rl_platform.modules import history_connector_for
 from rl_platform.rllib.algorithms import algorithm_config_class, learner_class
-from rl_platform.rllib.facts import run_facts
+from rl_platform.rllib.facts import RunFacts, run_facts
 from rl_platform.rllib.rl_module_spec import module_spec_for
 from rl_platform.rllib.runner_extension import vector_runner_extension
 from rl_platform.spec import ExperimentSpec
@@ -135,10 +135,11 @@ def _keep_states_across_cuts(config: AlgorithmConfig, spec: ExperimentSpec) -> A
     return config
 
 
-def _learner_pieces(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
+def _learner_pieces(
+    config: AlgorithmConfig, spec: ExperimentSpec, facts: RunFacts
+) -> AlgorithmConfig:
     """Our learner connector pieces, in order; RLlib puts them before its default pieces
     (after PPO's AddOneTsToEpisodesAndTruncate, which its learner prepends)."""
-    facts = run_facts(spec)
     pieces: list[Callable[..., Any]] = []
     if facts.multi_agent and facts.model.stateful:
         # A class is the `(obs_space, action_space) -> ConnectorV2` callable RLlib expects;
@@ -155,12 +156,11 @@ def _learner_pieces(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmC
     return config.learners(learner_connector=factory)
 
 
-def _observation_pieces(spec: ExperimentSpec) -> Callable[..., Any] | None:
+def _observation_pieces(spec: ExperimentSpec, *, multi_agent: bool) -> Callable[..., Any] | None:
     """`env.observation_filter: mean_std`: RLlib's MeanStdFilter (clip 10), first of the
     env-to-module pieces (single-agent envs; the array runner is refused at validation)."""
     if spec.env.observation_filter == "none":
         return None
-    multi_agent = run_facts(spec).multi_agent
 
     def factory(env: Any = None, spaces: Any = None, device: Any = None) -> list[Any]:
         return [MeanStdFilter(multi_agent=multi_agent)]
@@ -168,10 +168,11 @@ def _observation_pieces(spec: ExperimentSpec) -> Callable[..., Any] | None:
     return factory
 
 
-def _apply_modules(config: AlgorithmConfig, spec: ExperimentSpec) -> AlgorithmConfig:
+def _apply_modules(
+    config: AlgorithmConfig, spec: ExperimentSpec, facts: RunFacts
+) -> AlgorithmConfig:
     module_spec = module_spec_for(spec)
-    facts = run_facts(spec)
-    connector = _observation_pieces(spec)
+    connector = _observation_pieces(spec, multi_agent=facts.multi_agent)
     if (history := facts.model.opponent_history) is not None:
         connector = history_connector_for(history, multi_agent=facts.multi_agent)
     # `env.hide` (the array runner applies it in its own model inputs; RLlib's runner here).
@@ -217,10 +218,17 @@ def _apply_resources(config: AlgorithmConfig, spec: ExperimentSpec) -> Algorithm
 
 
 def build_algorithm_config(
-    spec: ExperimentSpec, *, extensions: Sequence[ConfigExtension] = ()
+    spec: ExperimentSpec,
+    *,
+    facts: RunFacts | None = None,
+    extensions: Sequence[ConfigExtension] = (),
 ) -> AlgorithmConfig:
     """Translate the spec; then each of `extensions` (metrics callbacks, league, BC: the
-    caller's choice, see `rl_platform.run.algorithm_build`) refines the result, in order."""
+    caller's choice, see `rl_platform.run.algorithm_build`) refines the result, in order.
+    `facts`: the run's facts as its entry point resolved them; a caller with the spec alone
+    (a test, a benchmark) leaves them to be resolved here, once."""
+    if facts is None:
+        facts = run_facts(spec)  # the config builder's entry (docs/architecture.md)
     config = algorithm_config_class(spec.algo)()
     training = spec.training
     if isinstance(training, PPOTraining):
@@ -242,13 +250,13 @@ def build_algorithm_config(
             delay_between_env_runner_restarts_s=0.0,
         )
         .reporting(metrics_num_episodes_for_smoothing=100)
-        .debugging(seed=run_facts(spec).seeds.root, log_level="WARN")
+        .debugging(seed=facts.seeds.root, log_level="WARN")
     )
     config = _apply_resources(config, spec)
-    config = _apply_modules(config, spec)
-    config = _learner_pieces(config, spec)
-    if run_facts(spec).multi_agent:
-        config = vector_runner_extension(config, spec)
+    config = _apply_modules(config, spec, facts)
+    config = _learner_pieces(config, spec, facts)
+    if facts.multi_agent:
+        config = vector_runner_extension(config, spec, facts=facts)
     for extend in extensions:
         config = extend(config, spec)
     return config

@@ -5,8 +5,12 @@ Before this object, each layer derived what it needed from `spec.env` and `spec.
 own: whether the env is multi-agent (10 calls in 8 files), its spaces (a throwaway env per
 question), which module is trained, the seeds of env copies and learners, and where the
 lifetime env-step count lives. Tianshou and Sample Factory resolve such things once and hand the
-result down; here the driver's first `run_facts(spec)` resolves them (`rl_platform.run.train`)
-and every later call with the same spec, in the same process, returns that object.
+result down; here each process entry (`rlp train`, a seed's or a search trial's Tune worker,
+the config builder for a caller with the spec alone) calls `run_facts(spec)` once and hands the
+object, or the one fact needed, to what it calls. The few places that cannot be handed it
+(an extension, a model type's `rl_module` factory) are listed with their reason in
+`tests/unit/test_run_facts.py` (`RUN_FACTS_LOOKUPS`) and docs/architecture.md; a later call with
+the same spec, in the same process, returns the same object.
 
 Where each fact comes from (its one derivation):
 

@@ -89,6 +89,8 @@ def league_extension(
     """Config extension (pass `functools.partial(league_extension, run_dir=...)`)."""
     if spec.league is None:
         return config
+    # An extension is handed (config, spec) alone (`ConfigExtension`, the protocol users' and
+    # tests' extensions share), so it reads the run's facts here, once.
     facts = run_facts(spec)
     if not facts.multi_agent:
         raise UserError(f"league: env {spec.env.id!r} is single-agent; a league needs two players")

@@ -34,6 +34,9 @@ def _masked_mlp_spec(spec: ExperimentSpec) -> RLModuleSpec | None:
     """Our masking MLP for envs observing RLlib's action-masking Dict, which RLlib's catalog
     cannot encode ("No default encoder config for obs space=Dict(...)"); None for Box envs,
     which keep RLlib's stock module (same runs, same checkpoints as before)."""
+    # A model type's `rl_module` factory is called with the spec alone (the model-type API,
+    # spec/model_type.py; a user's type has the same signature), by config building and by
+    # rebuilding a checkpoint's module, so the spaces are read here.
     module_class = mlp_module_class_for(run_facts(spec).observation_spaces)
     if module_class is None:
         return None

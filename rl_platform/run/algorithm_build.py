@@ -15,6 +15,7 @@ import torch
 
 from rl_platform.bc.extension import bc_extension
 from rl_platform.rllib.config import ConfigExtension, build_algorithm_config
+from rl_platform.rllib.facts import RunFacts
 from rl_platform.rllib.league_callback import league_extension
 from rl_platform.run.episode_metrics import EpisodeMetricsCallback
 from rl_platform.spec import ExperimentSpec
@@ -35,12 +36,16 @@ def training_extensions(spec: ExperimentSpec, *, run_dir: Path | None) -> list[C
 
 
 def build_algorithm(
-    spec: ExperimentSpec, *, run_dir: Path | None, extra: Sequence[ConfigExtension] = ()
+    spec: ExperimentSpec,
+    *,
+    facts: RunFacts,
+    run_dir: Path | None,
+    extra: Sequence[ConfigExtension] = (),
 ) -> Any:
     """The spec's Algorithm with `training_extensions` (then `extra`), torch threads set as the
     spec asks."""
     if spec.resources.torch_threads is not None:
         torch.set_num_threads(spec.resources.torch_threads)
     extensions = [*training_extensions(spec, run_dir=run_dir), *extra]
-    config = build_algorithm_config(spec, extensions=extensions)
+    config = build_algorithm_config(spec, facts=facts, extensions=extensions)
     return config.build_algo()

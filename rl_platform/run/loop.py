@@ -30,7 +30,7 @@ from rl_platform.rllib.algorithm_state import (
     restore_algorithm,
     snapshot_algorithm,
 )
-from rl_platform.rllib.facts import run_facts
+from rl_platform.rllib.facts import RunFacts
 from rl_platform.run.env_runner_health import check_env_runners
 from rl_platform.run.gpu_monitor import GpuMonitor
 from rl_platform.run.health import (
@@ -122,6 +122,7 @@ class TrainingLoop:
         spec: ExperimentSpec,
         algo: Any,
         *,
+        facts: RunFacts,
         reporter: LoopReporter,
         start: LoopStart = LoopStart(),
         stop_on_collapse: bool,
@@ -149,10 +150,10 @@ class TrainingLoop:
         self.clock = PhaseClock()
         self.action_names = action_names_of(spec.env.id)
         self.health = HealthMonitor(
-            spec.health, max_entropy=max_entropy(run_facts(spec).trained_action_space)
+            spec.health, max_entropy=max_entropy(facts.trained_action_space)
         )
         self.evaluation = (
-            PeriodicEvaluation(spec, start_env_steps=start.env_steps)
+            PeriodicEvaluation(spec, facts=facts, start_env_steps=start.env_steps)
             if evaluate and spec.evaluation is not None
             else None
         )

@@ -25,7 +25,7 @@ from rl_platform.evaluation.eval import (
 )
 from rl_platform.evaluation.summary import summarize
 from rl_platform.policies import EnvContext, Policy, learned_policy, load_policy
-from rl_platform.rllib.facts import run_facts
+from rl_platform.rllib.facts import RunFacts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.teachers import ENV_IDS
 from rl_platform.utils.user_code import is_entry_point
@@ -47,11 +47,11 @@ def opponent_uri(agent: str, env_id: str) -> str:
 class PeriodicEvaluation:
     """Decides when to evaluate and turns weights into `eval/...` metrics."""
 
-    def __init__(self, spec: ExperimentSpec, *, start_env_steps: int) -> None:
+    def __init__(self, spec: ExperimentSpec, *, facts: RunFacts, start_env_steps: int) -> None:
         assert spec.evaluation is not None
         self.spec, self.settings = spec, spec.evaluation
         self.target = EnvTarget(spec.env.id, tuple(spec.env.wrappers), dict(spec.env.kwargs))
-        self.shape = env_shape(run_facts(spec).agent_spaces)
+        self.shape = env_shape(facts.agent_spaces)
         self.last_env_steps = start_env_steps
         self.opponents = self._opponent_names()
         self.best_metric = self.settings.best_metric or self._default_best_metric()

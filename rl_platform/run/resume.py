@@ -29,10 +29,15 @@ from rl_platform.storage.checkpoints import (
     LoadedCheckpoint,
     load_checkpoint,
 )
-from rl_platform.storage.layout import CHECKPOINTS_DIR, SPEC_FILE
-from rl_platform.storage.run_dir import existing_run_dir, spec_text
+from rl_platform.storage.layout import CHECKPOINTS_DIR
+from rl_platform.storage.run_dir import existing_run_dir
+from rl_platform.storage.saved_spec import (
+    read_saved_spec_tree,
+    saved_spec_path,
+    spec_tree,
+    write_resumed_spec,
+)
 from rl_platform.utils.atomic import write_text_atomic
-from rl_platform.utils.safe_yaml import parse_yaml
 
 RESUMES_FILE = "resumes.jsonl"
 
@@ -113,10 +118,11 @@ def _at(tree: Any, dotted: str) -> Any:
 def check_same_kind_of_run(run_dir: Path, spec: ExperimentSpec) -> None:
     """`UserError` when `spec` names another algorithm, env or model type than the run's own
     `spec.yaml`: its checkpoint would be loaded into (or silently beside) the wrong thing."""
-    path = run_dir / SPEC_FILE
-    if not path.is_file():
+    path = saved_spec_path(run_dir)
+    original = read_saved_spec_tree(run_dir)
+    if original is None:
         return
-    original, resumed = parse_yaml(path.read_text(encoding="utf-8")), parse_yaml(spec_text(spec))
+    resumed = spec_tree(spec)
     for key in IDENTITY_KEYS:
         if _at(original, key) != _at(resumed, key):
             raise UserError(
@@ -138,14 +144,12 @@ def _changes(old: Any, new: Any, prefix: str = "") -> dict[str, list[Any]]:
 def record_resumed_spec(run_dir: Path, spec: ExperimentSpec, checkpoint: Path) -> Path | None:
     """Write the resumed spec beside the original when it differs; returns its path."""
     # Both sides as written to disk (secrets masked), so a masked secret is no change.
-    original = parse_yaml((run_dir / SPEC_FILE).read_text(encoding="utf-8"))
-    changed = _changes(original, parse_yaml(spec_text(spec)))
+    changed = _changes(read_saved_spec_tree(run_dir), spec_tree(spec))
     if not changed:
         return None
     resumes = run_dir / RESUMES_FILE
     number = 1 + (len(resumes.read_text().splitlines()) if resumes.is_file() else 0)
-    path = run_dir / f"spec.resume-{number}.yaml"
-    write_text_atomic(path, spec_text(spec))
+    path = write_resumed_spec(run_dir, spec, number=number)
     entry = {"resume": number, "at": time.time(), "checkpoint": checkpoint.name, "changed": changed}
     previous = resumes.read_text() if resumes.is_file() else ""
     write_text_atomic(resumes, previous + json.dumps(entry, default=str) + "\n")

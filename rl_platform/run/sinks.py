@@ -1,6 +1,5 @@
 """Metric sinks: metrics.jsonl (always), TensorBoard and W&B (per spec), same keys in each."""
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Protocol
@@ -8,8 +7,8 @@ from typing import Any, Protocol
 from loguru import logger
 
 from rl_platform.spec import ExperimentSpec
-from rl_platform.storage.layout import EVALUATION_FILE, METRICS_FILE
-from rl_platform.utils.atomic import write_text_atomic
+from rl_platform.storage.evaluation_rows import truncate_evaluations_after
+from rl_platform.storage.metrics_rows import MetricsLog, truncate_metrics_after
 from rl_platform.utils.secrets import mask_secrets
 
 STEP_KEY = "env_steps"
@@ -37,11 +36,10 @@ class MetricSinks:
     ) -> None:
         """`resume_at`: the restored checkpoint's position; every sink drops what was logged
         after it (a resume from an older checkpoint rewinds the run's logs to it)."""
-        self.jsonl_path = run_dir / METRICS_FILE
         if resume_at is not None:
-            truncate_after(self.jsonl_path, resume_at.iteration)
-            truncate_after(run_dir / EVALUATION_FILE, resume_at.iteration)
-        self._jsonl = self.jsonl_path.open("a", encoding="utf-8")
+            truncate_metrics_after(run_dir, resume_at.iteration)
+            truncate_evaluations_after(run_dir, resume_at.iteration)
+        self._jsonl = MetricsLog(run_dir)
         self._tb = None
         self._wandb = None
         if spec.logging.tensorboard:
@@ -54,8 +52,7 @@ class MetricSinks:
             self._wandb = _start_wandb(run_dir, spec, resume_at)
 
     def write(self, metrics: dict[str, float]) -> None:
-        self._jsonl.write(json.dumps(metrics, allow_nan=True) + "\n")
-        self._jsonl.flush()
+        self._jsonl.append(metrics)
         step = int(metrics.get(STEP_KEY, 0))
         if self._tb is not None:
             for key, value in metrics.items():
@@ -69,38 +66,6 @@ class MetricSinks:
             self._tb.close()
         if self._wandb is not None:
             self._wandb.finish()
-
-
-def truncate_after(path: Path, iteration: int) -> None:
-    """On resume, drop lines written after the restored checkpoint so the log stays consistent;
-    atomically, so a crash mid-rewrite leaves the old file whole. A file with nothing to drop
-    is not rewritten."""
-    if not path.is_file():
-        return
-    text = path.read_text(encoding="utf-8")
-    kept = []
-    for line in text.splitlines():
-        try:
-            if int(json.loads(line).get("iteration", 0)) <= iteration:
-                kept.append(line)
-        except (ValueError, AttributeError):
-            continue
-    cut = "".join(f"{line}\n" for line in kept)
-    if cut != text:
-        write_text_atomic(path, cut)
-
-
-def restore_row(path: Path, row: dict[str, Any] | None) -> bool:
-    """After `truncate_after`, append `row` (a checkpoint's copy of its own row) when the file
-    lacks it: killed between the checkpoint and its row, or the row torn. True if appended."""
-    if row is None:
-        return False
-    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
-    last = int(json.loads(lines[-1]).get("iteration", 0)) if lines else 0
-    if last >= int(row["iteration"]):
-        return False
-    write_text_atomic(path, "".join(f"{line}\n" for line in lines) + json.dumps(row) + "\n")
-    return True
 
 
 def _start_wandb(run_dir: Path, spec: ExperimentSpec, resume_at: ResumePosition | None) -> Any:

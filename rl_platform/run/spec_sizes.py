@@ -8,7 +8,7 @@ import os
 
 import gymnasium as gym
 
-from rl_platform.rllib.facts import run_facts
+from rl_platform.rllib.facts import RunFacts
 from rl_platform.run.machine_fit import RunSizes, check_fits, machine_memory_bytes
 from rl_platform.spec import ExperimentSpec
 
@@ -27,8 +27,7 @@ def _widths(model: object) -> list[int]:
     return widths
 
 
-def sizes_of(spec: ExperimentSpec) -> RunSizes:
-    facts = run_facts(spec)
+def sizes_of(spec: ExperimentSpec, facts: RunFacts) -> RunSizes:
     observation = max(gym.spaces.flatdim(space) for space in facts.observation_spaces)
     actions = gym.spaces.flatdim(facts.trained_action_space)
     batch = spec.training.train_batch_size
@@ -43,8 +42,8 @@ def sizes_of(spec: ExperimentSpec) -> RunSizes:
     )
 
 
-def check_spec_fits_machine(spec: ExperimentSpec) -> None:
+def check_spec_fits_machine(spec: ExperimentSpec, facts: RunFacts) -> None:
     """`MachineFitError` (one line, exit 2) when `spec` cannot fit this machine's memory."""
     memory = machine_memory_bytes()
     if memory is not None:
-        check_fits(sizes_of(spec), memory_bytes=memory)
+        check_fits(sizes_of(spec, facts), memory_bytes=memory)

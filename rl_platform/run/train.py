@@ -17,7 +17,7 @@ from rl_platform.base.errors import TrainingHealthError, UserError
 from rl_platform.envs.user_envs import preflight_env
 from rl_platform.ray_runtime.session import ensure_ray, ray_logs_to
 from rl_platform.rllib.config import ConfigExtension
-from rl_platform.rllib.facts import run_facts
+from rl_platform.rllib.facts import RunFacts, run_facts
 from rl_platform.run.algorithm_build import build_algorithm
 from rl_platform.run.health import HealthStatus, HealthVerdict
 from rl_platform.run.loop import (
@@ -42,24 +42,27 @@ from rl_platform.run.sinks import (
     EVALUATION_ROW_META_KEY,
     METRICS_ROW_META_KEY,
     MetricSinks,
-    restore_row,
-    truncate_after,
 )
 from rl_platform.run.spec_sizes import check_spec_fits_machine
 from rl_platform.run.trial_metrics import TrialMetrics
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint, checkpoint_name
+from rl_platform.storage.evaluation_rows import (
+    append_evaluation_row,
+    restore_evaluation_row,
+    truncate_evaluations_after,
+)
 from rl_platform.storage.layout import (
     CHECKPOINTS_DIR,
-    EVALUATION_FILE,
     LOG_FILE,
-    METRICS_FILE,
     RUNS_DIR,
     TRIAL_METRICS_FILE,
 )
-from rl_platform.storage.run_dir import add_file_log, new_run_dir, write_spec
+from rl_platform.storage.metrics_rows import restore_metrics_row, truncate_metrics_after
+from rl_platform.storage.run_dir import add_file_log, new_run_dir
 from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
+from rl_platform.storage.saved_spec import write_saved_spec
 from rl_platform.utils.atomic import write_json_atomic
 from rl_platform.utils.secrets import secret_values
 from rl_platform.utils.stop_grace import stop_grace_s
@@ -102,7 +105,7 @@ def train(
     watches every iteration and may stop the run (`rl_platform.run.loop.IterationHook`; the
     benchmarks measure through it)."""
     spec, out_dir = storage_out(spec, out_dir)
-    _check_before_any_file(spec)
+    facts = _check_before_any_file(spec)
     grace_s = stop_grace_s(os.environ)  # how long a stop may take: a bad value before any file
     target = resume_target(resume) if resume else None
     run_dir = target.run_dir if target else new_run_dir(out_dir, spec.name)
@@ -118,7 +121,7 @@ def train(
                 return _already_at_stop(run_dir, spec, checkpoint, reached)
         with _file_log(run_dir, spec):
             if checkpoint is None:
-                write_spec(run_dir, spec)
+                write_saved_spec(run_dir, spec)
             ensure_ray(dashboard=dashboard)
             stop_request = StopRequest(  # after ray.init, which replaces SIGTERM's handler
                 grace_s=grace_s,
@@ -133,6 +136,7 @@ def train(
                         checkpoint,
                         extensions,
                         uploader,
+                        facts=facts,
                         on_iteration=on_iteration,
                     )
             finally:
@@ -159,10 +163,11 @@ def _already_at_stop(
     )
 
 
-def _check_before_any_file(spec: ExperimentSpec) -> None:
+def _check_before_any_file(spec: ExperimentSpec) -> RunFacts:
     """What can refuse a run before a folder is written or Ray starts: the acting device, a
     user's env that breaks at once (seconds, not a crashed env runner), and sizes the machine
-    cannot hold (not a kill by the kernel minutes later)."""
+    cannot hold (not a kill by the kernel minutes later). Returns the run's facts, resolved
+    here once for `rlp train` and handed down."""
     require_acting_device(
         spec.resources.acting_device,
         profiles_setting_it=[
@@ -172,8 +177,9 @@ def _check_before_any_file(spec: ExperimentSpec) -> None:
         ],
     )
     preflight_env(spec.env.id, spec.env.kwargs, seed=spec.seed)
-    run_facts(spec)  # resolved once here; every consumer after this reads the same object
-    check_spec_fits_machine(spec)
+    facts = run_facts(spec)  # `rlp train`'s entry: every consumer after this is handed it
+    check_spec_fits_machine(spec, facts)
+    return facts
 
 
 def train_in_folder(spec: ExperimentSpec, run_dir: Path, *, run_key: str) -> RunResult:
@@ -182,9 +188,11 @@ def train_in_folder(spec: ExperimentSpec, run_dir: Path, *, run_key: str) -> Run
     (the trial trains in a thread, where Python allows none); Tune ends the trial. `run_key`:
     where `logging.storage` keeps it (`seeds/NAME/STAMP/seed_N`)."""
     with RunLock(run_dir), _file_log(run_dir, spec):
-        write_spec(run_dir, spec)
+        write_saved_spec(run_dir, spec)
         with _uploaded(spec, run_dir, run_key) as uploader:
-            return _train_in(run_dir, spec, lambda: None, None, (), uploader)
+            # A seed's entry: it trains in its own Tune worker process.
+            facts = run_facts(spec)
+            return _train_in(run_dir, spec, lambda: None, None, (), uploader, facts=facts)
 
 
 @contextlib.contextmanager
@@ -234,10 +242,11 @@ def _train_in(
     extensions: Sequence[ConfigExtension],
     uploader: RunUploader | None,
     *,
+    facts: RunFacts,
     on_iteration: IterationHook | None = None,
 ) -> RunResult:
     store = CheckpointStore(run_dir / CHECKPOINTS_DIR, keep_last=spec.checkpoint.keep_last)
-    algo = build_algorithm(spec, run_dir=run_dir, extra=extensions)
+    algo = build_algorithm(spec, facts=facts, run_dir=run_dir, extra=extensions)
     try:
         start = LoopStart()
         if checkpoint is not None:
@@ -248,7 +257,7 @@ def _train_in(
         )
         try:
             with out_of_memory_names_the_settings(spec, store):
-                outcome = _loop(spec, algo, reporter, start, host_stop, on_iteration)
+                outcome = _loop(spec, facts, algo, reporter, start, host_stop, on_iteration)
         finally:
             reporter.close()
         if outcome.verdict.status is HealthStatus.NAN:
@@ -264,6 +273,7 @@ def _train_in(
 
 def _loop(
     spec: ExperimentSpec,
+    facts: RunFacts,
     algo: Any,
     reporter: "RunFolderReporter",
     start: LoopStart,
@@ -273,6 +283,7 @@ def _loop(
     return TrainingLoop(
         spec,
         algo,
+        facts=facts,
         reporter=reporter,
         start=start,
         stop_on_collapse=spec.health.on_collapse == "stop",
@@ -373,8 +384,7 @@ class RunFolderReporter:
 
     def _record_evaluation(self, row: dict[str, Any], metric: str | None, saved: Path) -> None:
         """A row in evaluation.jsonl; `best` moves to `saved` when it beats the best so far."""
-        with (self.run_dir / EVALUATION_FILE).open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(row) + "\n")
+        append_evaluation_row(self.run_dir, row)
         mark_best(self.store, row, metric, saved)
 
     def close(self) -> None:
@@ -409,11 +419,11 @@ def restore_rows(run_dir: Path, store: CheckpointStore, checkpoint: LoadedCheckp
     rows put back where a kill between the checkpoint and its rows (or a torn last line)
     lost them. Files that need neither are left as they are."""
     iteration = int(checkpoint.meta["iteration"])
-    truncate_after(run_dir / METRICS_FILE, iteration)
-    truncate_after(run_dir / EVALUATION_FILE, iteration)
-    restore_row(run_dir / METRICS_FILE, checkpoint.meta.get(METRICS_ROW_META_KEY))
+    truncate_metrics_after(run_dir, iteration)
+    truncate_evaluations_after(run_dir, iteration)
+    restore_metrics_row(run_dir, checkpoint.meta.get(METRICS_ROW_META_KEY))
     row = checkpoint.meta.get(EVALUATION_ROW_META_KEY)
-    if restore_row(run_dir / EVALUATION_FILE, row):
+    if restore_evaluation_row(run_dir, row):
         mark_best(store, row, checkpoint.meta.get(BEST_METRIC_META_KEY), checkpoint.path)
 
 
@@ -426,8 +436,3 @@ def mark_best(store: CheckpointStore, row: dict[str, Any], metric: str | None, s
     if best is None or best["metric"] != metric or value > best["value"]:
         store.mark_best(saved, metric=metric, value=value)
         logger.info("best: {} ({} = {:.3g})", saved.name, metric, value)
-
-
-def read_metrics(run_dir: str | Path) -> list[dict[str, float]]:
-    path = Path(run_dir) / METRICS_FILE
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -8,9 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from rl_platform.base.errors import UserError
-from rl_platform.spec import ExperimentSpec, load_spec
+from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.layout import SPEC_FILE
-from rl_platform.storage.run_dir import new_run_dir, write_spec
+from rl_platform.storage.run_dir import new_run_dir
+from rl_platform.storage.saved_spec import (
+    has_saved_spec,
+    read_saved_spec,
+    saved_spec_path,
+    write_saved_spec,
+)
 from rl_platform.utils.secrets import MASK
 
 RESULTS_FILE, BEST_FILE, LOG_FILE = "results.csv", "best.yaml", "search.log"
@@ -33,7 +39,7 @@ def trial_results(trial_dir: str | Path) -> list[dict[str, Any]]:
 def new_search_dir(out_dir: str | Path, spec: ExperimentSpec) -> Path:
     """A fresh folder holding the spec that `rlp search --resume` will run again."""
     folder = new_run_dir(Path(out_dir) / "search", spec.name).resolve()
-    write_spec(folder, spec)
+    write_saved_spec(folder, spec)
     return folder
 
 
@@ -47,10 +53,10 @@ def _masked(data: Any) -> bool:
 
 def saved_spec(search_dir: str | Path) -> ExperimentSpec:
     """The spec a search folder was started with; refuses one whose secrets were masked."""
-    path = Path(search_dir) / SPEC_FILE
-    if not path.is_file():
+    path = saved_spec_path(search_dir)
+    if not has_saved_spec(search_dir):
         raise UserError(f"--resume {search_dir}: not a search folder (no {SPEC_FILE})")
-    spec = load_spec(path)
+    spec = read_saved_spec(search_dir)
     if spec.search is None:
         raise UserError(
             f"--resume {search_dir}: its {SPEC_FILE} has no `search:` block, so it is not a "

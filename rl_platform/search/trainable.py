@@ -18,6 +18,7 @@ from typing import Any
 
 from ray import tune
 
+from rl_platform.rllib.facts import run_facts
 from rl_platform.run.algorithm_build import build_algorithm
 from rl_platform.run.health import HealthVerdict
 from rl_platform.run.loop import Checkpoint, LoopStart, TrainingLoop, resume_from
@@ -42,7 +43,8 @@ def search_trainable(
     # Not Tune's get_trial_dir(): that is a per-session staging folder, and a resumed search
     # must find the league pool again. Tune's folder of this trial is stable and unique.
     trial_dir = trial_folder(Path(search_dir), tune.get_context().get_trial_id())
-    algo = build_algorithm(spec, run_dir=trial_dir)
+    facts = run_facts(spec)  # a trial's entry: it runs in its own Tune worker process
+    algo = build_algorithm(spec, facts=facts, run_dir=trial_dir)
     try:
         start = LoopStart()
         checkpoint = tune.get_checkpoint()
@@ -52,6 +54,7 @@ def search_trainable(
         TrainingLoop(
             spec,
             algo,
+            facts=facts,
             reporter=TuneReporter(metric),
             start=start,
             stop_on_collapse=True,  # a collapsed trial wastes the search's budget

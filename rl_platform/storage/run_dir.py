@@ -9,12 +9,10 @@ from pathlib import Path
 from loguru import logger
 
 from rl_platform.base.errors import UserError
-from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.layout import LOG_FILE, SPEC_FILE
-from rl_platform.utils.atomic import write_text_atomic
+from rl_platform.storage.saved_spec import has_saved_spec
 from rl_platform.utils.names import safe_join
-from rl_platform.utils.safe_yaml import dump_yaml
-from rl_platform.utils.secrets import mask_log_record, mask_secrets
+from rl_platform.utils.secrets import mask_log_record
 
 
 def new_run_dir(out_dir: str | Path, name: str) -> Path:
@@ -34,7 +32,7 @@ def new_run_dir(out_dir: str | Path, name: str) -> Path:
 def existing_run_dir(path: str | Path) -> Path:
     """A run folder to resume: it has its spec, and no symbolic link anywhere inside it."""
     run_dir = Path(path)
-    if not (run_dir / SPEC_FILE).is_file():
+    if not has_saved_spec(run_dir):
         raise UserError(
             f"--resume {run_dir}: not a run folder (no {SPEC_FILE}); "
             "pass the folder that `rlp train` created"
@@ -69,16 +67,6 @@ def refuse_links(run_dir: Path) -> None:
                     "a run folder's files must be its own: replace the link with the file or "
                     "folder itself, or resume a copy of the run made with `cp -rL`"
                 )
-
-
-def spec_text(spec: ExperimentSpec) -> str:
-    """The resolved spec as YAML, secrets masked."""
-    return dump_yaml(mask_secrets(spec.dump()))
-
-
-def write_spec(run_dir: Path, spec: ExperimentSpec) -> None:
-    """The resolved spec beside the run, secrets masked, so the run can be reproduced."""
-    write_text_atomic(run_dir / SPEC_FILE, spec_text(spec))
 
 
 def add_file_log(run_dir: Path, *, secrets: Iterable[str] = ()) -> int:

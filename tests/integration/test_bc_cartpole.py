@@ -127,8 +127,8 @@ def test_record_writes_what_rllib_offline_bc_reads(ray_local, tmp_path):
 
 def test_curriculum_moves_through_phases_and_resumes_in_its_phase(ray_local, tmp_path):
     from rl_platform.imitation.schedule import settings_at
-    from rl_platform.run.train import read_metrics
     from rl_platform.spec import resolve_spec_data
+    from rl_platform.storage.metrics_rows import read_metrics
 
     phases = [
         {
@@ -163,9 +163,9 @@ def test_curriculum_moves_through_phases_and_resumes_in_its_phase(ray_local, tmp
 def test_a_phase_learns_from_this_runs_own_checkpoint(ray_local, tmp_path, env_runners):
     """Plain PPO first, then BC to the run's own checkpoint taken at the turn: pinned, kept by
     retention, and the same teacher after a resume; a remote env runner gets it shipped."""
-    from rl_platform.run.train import read_metrics
     from rl_platform.spec import resolve_spec_data
     from rl_platform.storage.checkpoints import CheckpointStore
+    from rl_platform.storage.metrics_rows import read_metrics
 
     phases = [
         {"env_steps": 400},

@@ -22,7 +22,7 @@ from rl_platform.policies import EnvContext, load_policy
 from rl_platform.policies.rebuild import build_module, history_converter
 from rl_platform.rllib.algorithm_state import ALGORITHM_PART, module_weights
 from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint, resolve_checkpoint
-from rl_platform.storage.run_dir import write_spec
+from rl_platform.storage.saved_spec import write_saved_spec
 from tests.integration.cli_support import invoke_rlp as rlp
 
 LSTM_SPEC = """
@@ -74,7 +74,7 @@ def fake_run(root: Path, spec_text: str, module_id: str) -> Path:
     spec = load_spec(root / "in.yaml")
     run_dir = root / "run"
     run_dir.mkdir()
-    write_spec(run_dir, spec)
+    write_saved_spec(run_dir, spec)
     shape = probe_env(EnvTarget(spec.env.id, tuple(spec.env.wrappers), dict(spec.env.kwargs)))
     obs_space, action_space = shape.spaces[shape.agent_ids[0]]
     converter = history_converter(spec, obs_space)

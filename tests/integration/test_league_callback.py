@@ -19,8 +19,8 @@ from rl_platform.league.members import DEFAULT_MU
 from rl_platform.rllib.algorithm_state import restore_algorithm, snapshot_algorithm
 from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.rllib.league_callback import LeagueCallback, driver_league, league_extension
-from rl_platform.run.train import read_metrics
 from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
+from rl_platform.storage.metrics_rows import read_metrics
 from tests.conftest import EXPERIMENTS
 
 TINY = [

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from rl_platform import load_spec
-from rl_platform.run.train import read_metrics
+from rl_platform.storage.metrics_rows import read_metrics
 from tests.conftest import EXPERIMENTS
 from tests.integration.cli_support import invoke_rlp as rlp
 from tests.integration.conftest import TINY

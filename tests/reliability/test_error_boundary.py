@@ -19,7 +19,7 @@ from rl_platform.commands.error_boundary import INTERNAL_ERROR_EXIT, user_errors
 from rl_platform.commands.league import _check_same_setup
 from rl_platform.league import League, LeagueSpec
 from rl_platform.spec import load_spec
-from rl_platform.storage.run_dir import write_spec
+from rl_platform.storage.saved_spec import write_saved_spec
 from tests.reliability.support import CARTPOLE, REPO
 
 
@@ -159,7 +159,7 @@ def test_an_added_member_may_not_take_a_future_snapshot_id(member_id, tmp_path):
 def _run_folder(root: Path, spec_path: Path, *overrides: str) -> Path:
     run_dir = root / spec_path.stem
     (run_dir / "checkpoints" / "iter_000001").mkdir(parents=True)
-    write_spec(run_dir, load_spec(spec_path, overrides=list(overrides)))
+    write_saved_spec(run_dir, load_spec(spec_path, overrides=list(overrides)))
     return run_dir
 
 

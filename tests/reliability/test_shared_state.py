@@ -17,9 +17,9 @@ from rl_platform.cli import app
 from rl_platform.league import League
 from rl_platform.spec import load_spec
 from rl_platform.storage.checkpoints import CheckpointStore
-from rl_platform.storage.run_dir import write_spec
 from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader
+from rl_platform.storage.saved_spec import write_saved_spec
 from tests.reliability.support import REPO
 
 KEYS = ["exp/20261125-101010", "exp/20261125-111111"]
@@ -99,7 +99,7 @@ def _league_run(tmp_path: Path) -> Path:
     run_dir = tmp_path / "league_run"
     spec = load_spec(DUEL)
     run_dir.mkdir()
-    write_spec(run_dir, spec)
+    write_saved_spec(run_dir, spec)
     League(spec=spec.league, storage=run_dir / "league", seed=0)
     state = {"learner_group": {"learner": {"rl_module": {"main": {"w": np.zeros(2)}}}}}
     CheckpointStore(run_dir / "checkpoints").save(

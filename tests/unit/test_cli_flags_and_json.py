@@ -18,7 +18,7 @@ from rl_platform.commands.league import league_app
 from rl_platform.league.league import League
 from rl_platform.spec import load_spec
 from rl_platform.storage.layout import LEAGUE_DIR
-from rl_platform.storage.run_dir import write_spec
+from rl_platform.storage.saved_spec import write_saved_spec
 from tests.conftest import EXPERIMENTS
 
 
@@ -113,7 +113,7 @@ def _league_run(run_dir: Path, *, mix_pfsp: float = 0.0) -> None:
     """A duel_vs_based run folder after one iteration: main beat `based` twice."""
     spec = load_spec(EXPERIMENTS / "duel_vs_based.yaml", overrides=[f"league.mix_pfsp={mix_pfsp}"])
     run_dir.mkdir()
-    write_spec(run_dir, spec)
+    write_saved_spec(run_dir, spec)
     assert spec.league is not None
     league = League(spec=spec.league, storage=run_dir / LEAGUE_DIR, seed=0)
     for _ in range(2):

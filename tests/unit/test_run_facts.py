@@ -125,3 +125,58 @@ def test_lifetime_env_steps_are_read_in_one_place():
         if _LIFETIME_READ.search(text) or "peek(place" in text
     ]
     assert readers == ["base/lifetime_steps.py"]
+
+
+ROOT = PACKAGE.parent
+RUN_FACTS_LOOKUPS: dict[str, tuple[int, str]] = {
+    # file: (its `run_facts(` calls, why it may look the facts up instead of being handed them)
+    "rl_platform/run/train.py": (
+        2,
+        "two process entries: `rlp train` (`_check_before_any_file`) and one seed of "
+        "`rlp train --seeds` (`train_in_folder`, in its Tune worker)",
+    ),
+    "rl_platform/search/trainable.py": (1, "a search trial's entry, in its Tune worker"),
+    "rl_platform/rllib/config.py": (
+        1,
+        "the config builder's entry when its caller has the spec alone (tests, benchmarks); "
+        "the run's entries pass `facts=`",
+    ),
+    "rl_platform/rllib/league_callback.py": (
+        1,
+        "`league_extension`: a `ConfigExtension` is handed (config, spec) alone, the protocol "
+        "users' and tests' extensions share",
+    ),
+    "rl_platform/bc/extension.py": (1, "`bc_extension`: a `ConfigExtension`, as above"),
+    "rl_platform/rllib/rl_module_spec.py": (
+        1,
+        "`mlp_module_spec`: a model type's `rl_module` factory is called with the spec alone "
+        "(spec/model_type.py), by config building and by rebuilding a checkpoint's module",
+    ),
+    "benchmarks/eval_overhead.py": (1, "a benchmark's entry, building `PeriodicEvaluation`"),
+}
+"""Where `run_facts(spec)` is called (docs/architecture.md, "Run facts: handed down"). Every
+other function is handed the facts, or the one fact it needs, by its caller."""
+
+
+def _run_facts_calls() -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for folder in ("rl_platform", "benchmarks"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            relative = str(path.relative_to(ROOT))
+            if relative == "rl_platform/rllib/facts.py":
+                continue
+            calls = sum(
+                isinstance(node, ast.Call)
+                and (getattr(node.func, "id", None) or getattr(node.func, "attr", None))
+                == "run_facts"
+                for node in ast.walk(ast.parse(path.read_text()))
+            )
+            if calls:
+                counts[relative] = calls
+    return counts
+
+
+def test_run_facts_is_looked_up_only_where_listed() -> None:
+    """A new look-up fails here: hand the facts down from the entry point instead, or add the
+    site with its reason (and to docs/architecture.md)."""
+    assert _run_facts_calls() == {name: count for name, (count, _) in RUN_FACTS_LOOKUPS.items()}
