@@ -13,8 +13,10 @@ it, `[T, R]` tensors, and on the learner's device:
    `forward_train`, the PPO terms (rl_platform/losses/ppo.py), backward, global-norm clip,
    Adam on device state with the step refused on the device when the gradients are not finite
    (rl_platform/learners/device_adam.py), metrics summed into one device tensor;
-4. the sums read once and logged under RLlib's own result keys, then RLlib's
-   `after_gradient_based_update` (learning-rate and entropy schedules, KL coefficient).
+4. the sums read once and logged under RLlib's own result keys (means over the minibatches;
+   the KL as RLlib logs it, the last minibatch's, since RLlib's `after_gradient_based_update`
+   adapts the KL coefficient to that value), then that method (learning-rate and entropy
+   schedules, KL coefficient).
 
 Anything else (episodes from RLlib's runner, evaluation samples) takes RLlib's path: this
 class is still RLlib's `PPOTorchLearner` with our diagnostics (`PlatformPPOLearner`), so the
@@ -28,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import torch
+from ray.rllib.algorithms.ppo.ppo import LEARNER_RESULTS_KL_KEY
 from ray.rllib.core import ALL_MODULES
 from ray.rllib.core.learner.learner import Learner
 from ray.rllib.utils.annotations import override
@@ -46,6 +49,10 @@ from rl_platform.learners.flat_batch import FlatBatch, flat_batch, with_proximal
 from rl_platform.learners.ppo import PlatformPPOLearner
 from rl_platform.learners.update_step import StepSettings, UpdateStep
 from rl_platform.sampling.rollout_batch import RolloutBatch, joined
+
+KL_KEY = LEARNER_RESULTS_KL_KEY
+LAST_KL = "last/mean_kl_loss"
+"""`train_minibatches`' key of the last minibatch's KL."""
 
 
 def minibatch_order(size: int, *, minibatch_size: int, num_epochs: int, shuffle: bool, device):
@@ -142,13 +149,15 @@ class ArrayPPOLearner(PlatformPPOLearner):
         self, module_id: str, flat: FlatBatch, order: torch.Tensor
     ) -> dict[str, torch.Tensor]:
         """Every minibatch step of `order` on `flat`; each metric's sum over them, on the
-        device (`UpdateStep.metric_keys`)."""
+        device (`UpdateStep.metric_keys`), and the last step's KL under `LAST_KL`."""
         step = self._update_step(module_id)
         keys = (step.step if isinstance(step, CapturedStep) else step).metric_keys
         sums = torch.zeros(len(keys), device=self._device)
+        last = sums
         for index in order:
-            sums += step(flat, index)
-        return dict(zip(keys, sums, strict=True))
+            last = step(flat, index)
+            sums += last
+        return dict(zip(keys, sums, strict=True)) | {LAST_KL: last[keys.index(KL_KEY)]}
 
     def _update_step(self, module_id: str) -> UpdateStep | CapturedStep:
         """The module's step: captured as a CUDA graph on CUDA unless the spec says
@@ -202,8 +211,13 @@ class ArrayPPOLearner(PlatformPPOLearner):
     ) -> None:
         """The update's metrics under RLlib's keys: means over its `count` minibatches of
         `steps` steps in all; one host read."""
+        sums = dict(sums)
+        last_kl = float(sums.pop(LAST_KL))
         means = (torch.stack(list(sums.values())) / count).tolist()
         values = dict(zip(sums, means, strict=True))
+        # RLlib logs its last minibatch's KL, and adapts the KL coefficient to it
+        # (PPOLearner.after_gradient_based_update): so does this learner.
+        values[KL_KEY] = last_kl
         skipped = values.pop("nonfinite")
         self.metrics.log_dict(values, key=module_id, window=1)
         self.metrics.log_value(
