@@ -109,6 +109,18 @@ def make_client(address: str | None = None) -> "JobSubmissionClient":
             f"no Ray job server answers at {resolved}; is the cluster up and the dashboard "
             "port forwarded (`ray dashboard cluster/aws-gpu.yaml`)?"
         ) from None
+    except (RuntimeError, ValueError, KeyError, OSError) as exc:
+        # Ray's version check (GET /api/version) on a server that is not Ray's: a 404, an
+        # HTML page that is not JSON, JSON without `ray_version`, a 5xx.
+        raise ClusterUnreachableError(not_a_job_server(resolved, exc)) from None
+
+
+def not_a_job_server(address: str, exc: Exception) -> str:
+    first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return (
+        f"{address} answers, but not as a Ray job server (GET /api/version: {first_line[:120]}); "
+        f"give the head's dashboard port (8265 by default), e.g. {DEFAULT_ADDRESS}"
+    )
 
 
 def auth_hint(address: str, exc: Exception) -> str:
