@@ -2,6 +2,7 @@
 (`rl_platform.run.loop`) and a stock RLlib Algorithm."""
 
 import contextlib
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -60,6 +61,7 @@ from rl_platform.storage.run_dir import add_file_log, new_run_dir, write_spec
 from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
 from rl_platform.utils.atomic import write_json_atomic
+from rl_platform.utils.cluster_address import check_cluster_answers
 from rl_platform.utils.ray_session import ensure_ray, ray_logs_to
 from rl_platform.utils.secrets import secret_values
 from rl_platform.utils.stop_grace import stop_grace_s
@@ -77,7 +79,10 @@ class RunResult:
     last_checkpoint: Path | None = None
     history: list[dict[str, float]] = field(default_factory=list)
     stored_at: str | None = None
-    """Where `logging.storage` keeps the run (`rlp pull` takes it), if the spec sets one."""
+    """Where `logging.storage` keeps the run (`rlp pull` takes it), if the spec sets one and
+    the final upload reached it."""
+    not_stored_at: str | None = None
+    """`logging.storage` when its final upload failed: the run is only in `run_dir`."""
     already_at_stop: bool = False
     """A `resume` whose checkpoint already met the spec's `stop`: nothing was trained, and
     nothing written beyond putting back the checkpoint's own rows if a kill lost them."""
@@ -126,7 +131,7 @@ def train(
             ).install()
             try:
                 with _uploaded(spec, run_dir, run_key) as uploader:
-                    return _train_in(
+                    result = _train_in(
                         run_dir,
                         spec,
                         stop_request.reason,
@@ -135,6 +140,7 @@ def train(
                         uploader,
                         on_iteration=on_iteration,
                     )
+                return _where_stored(result, uploader)
             finally:
                 stop_request.restore()
 
@@ -172,6 +178,7 @@ def _check_before_any_file(spec: ExperimentSpec) -> None:
         ],
     )
     preflight_env(spec.env.id, spec.env.kwargs, seed=spec.seed)
+    check_cluster_answers()  # RAY_ADDRESS at a closed port: one line, not minutes of retries
     run_facts(spec)  # resolved once here; every consumer after this reads the same object
     check_spec_fits_machine(spec)
 
@@ -184,7 +191,17 @@ def train_in_folder(spec: ExperimentSpec, run_dir: Path, *, run_key: str) -> Run
     with RunLock(run_dir), _file_log(run_dir, spec):
         write_spec(run_dir, spec)
         with _uploaded(spec, run_dir, run_key) as uploader:
-            return _train_in(run_dir, spec, lambda: None, None, (), uploader)
+            result = _train_in(run_dir, spec, lambda: None, None, (), uploader)
+        return _where_stored(result, uploader)
+
+
+def _where_stored(result: "RunResult", uploader: RunUploader | None) -> "RunResult":
+    """The result with the truth about storage, known once the final upload has run."""
+    if uploader is None:
+        return result
+    if uploader.stored:
+        return dataclasses.replace(result, stored_at=uploader.uri)
+    return dataclasses.replace(result, not_stored_at=uploader.uri)
 
 
 @contextlib.contextmanager
@@ -400,7 +417,6 @@ class RunFolderReporter:
             stop_reason=outcome.stop_reason,
             last_checkpoint=self.last_checkpoint,
             history=self.history,
-            stored_at=self.uploader.uri if self.uploader is not None else None,
         )
 
 
