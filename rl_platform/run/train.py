@@ -57,6 +57,7 @@ from rl_platform.storage.layout import (
     RUNS_DIR,
     TRIAL_METRICS_FILE,
 )
+from rl_platform.storage.ray_working_dir import in_ray_working_dir, temporary_run_line
 from rl_platform.storage.run_dir import add_file_log, new_run_dir, write_spec
 from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
@@ -122,6 +123,8 @@ def train(
             if reached is not None:  # where an uninterrupted run ended: nothing to train
                 return _already_at_stop(run_dir, spec, checkpoint, reached)
         with _file_log(run_dir, spec):
+            if spec.logging.storage is None and in_ray_working_dir(run_dir):
+                logger.warning(temporary_run_line(run_dir))  # a job's run Ray will delete
             if checkpoint is None:
                 write_spec(run_dir, spec)
             ensure_ray(dashboard=dashboard)
