@@ -23,8 +23,13 @@ from loguru import logger
 from rl_platform.envs.env_info import action_names_of
 from rl_platform.envs.user_envs import env_error_in
 from rl_platform.errors import TrainingHealthError, user_error_in
-from rl_platform.lifetime_steps import logged_lifetime_env_steps
-from rl_platform.run.env_runner_health import check_env_runners
+from rl_platform.lifetime_steps import lifetime_env_steps, logged_lifetime_env_steps
+from rl_platform.run.env_runner_health import (
+    LostRunnerWait,
+    check_env_runners,
+    has_remote_env_runners,
+    runner_return_s,
+)
 from rl_platform.run.gpu_monitor import GpuMonitor
 from rl_platform.run.health import (
     HEALTH_META_KEY,
@@ -47,6 +52,7 @@ from rl_platform.storage.algorithm_state import (
     snapshot_algorithm,
 )
 from rl_platform.storage.checkpoints import LoadedCheckpoint
+from rl_platform.utils.oom_kills import oom_kill_count
 
 
 @dataclass(frozen=True)
@@ -156,6 +162,11 @@ class TrainingLoop:
             if evaluate and spec.evaluation is not None
             else None
         )
+        self.lost_runners = (
+            LostRunnerWait(algo, return_s=runner_return_s(), oom_kills_before=oom_kill_count())
+            if has_remote_env_runners(algo)
+            else None
+        )
 
     def run(self) -> LoopOutcome:
         self.clock = PhaseClock()  # the first iteration starts now
@@ -198,6 +209,19 @@ class TrainingLoop:
                 return LoopOutcome(self.iteration, self.env_steps, reason, verdict)
 
     def _train_once(self) -> dict:
+        """One iteration that sampled: an iteration that sampled nothing because a remote env
+        runner was lost does not count (RLlib's counter goes back) and is trained again once
+        the runner is back (`env_runner_health.LostRunnerWait`)."""
+        while True:
+            result = self._train_call()
+            if lifetime_env_steps(result) > self.env_steps or self.lost_runners is None:
+                if self.lost_runners is not None:
+                    self.lost_runners.sampled()
+                return result
+            self.algo._iteration -= 1  # Trainable's counter: this iteration did not happen
+            self.lost_runners.sampled_nothing(iteration=self.iteration + 1)
+
+    def _train_call(self) -> dict:
         try:
             return self.algo.train()
         except Exception as exc:

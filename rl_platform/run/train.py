@@ -269,6 +269,10 @@ def _train_in(
         try:
             with out_of_memory_names_the_settings(spec, store):
                 outcome = _loop(spec, algo, reporter, start, host_stop, on_iteration)
+        except TrainingHealthError as exc:  # a lost env runner, weights gone non-finite
+            raise TrainingHealthError(
+                f"{exc}. Last good checkpoint: {store.latest() or 'none'}"
+            ) from None
         finally:
             reporter.close()
         if outcome.verdict.status is HealthStatus.NAN:
