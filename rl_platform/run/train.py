@@ -18,6 +18,7 @@ from rl_platform.envs.user_envs import preflight_env
 from rl_platform.errors import TrainingHealthError, UserError
 from rl_platform.rllib_config import ConfigExtension
 from rl_platform.run.algorithm_build import build_algorithm
+from rl_platform.run.env_runner_fit import check_env_runners_fit
 from rl_platform.run.health import HealthStatus, HealthVerdict
 from rl_platform.run.loop import (
     Checkpoint,
@@ -182,6 +183,7 @@ def _check_before_any_file(spec: ExperimentSpec) -> None:
     )
     preflight_env(spec.env.id, spec.env.kwargs, seed=spec.seed)
     check_cluster_answers()  # RAY_ADDRESS at a closed port: one line, not minutes of retries
+    check_env_runners_fit(spec)  # more env runners than the local Ray's CPUs: never started
     run_facts(spec)  # resolved once here; every consumer after this reads the same object
     check_spec_fits_machine(spec)
 

@@ -1,0 +1,55 @@
+"""Remote env runners that this machine's Ray cannot start, refused before a run folder exists.
+
+Each remote env runner is an actor that asks Ray for `resources.cpus_per_env_runner` CPUs (and
+any `resources.custom_resources_per_env_runner`). On the embedded local Ray (no `RAY_ADDRESS`)
+nothing ever adds CPUs or a node with a custom resource, so runners beyond what it has wait
+silently forever: `rlp train` with 8 env runners on a 2-CPU machine never started. Refused in
+one line naming the setting and the CPUs there are. A cluster (`RAY_ADDRESS`) is left alone:
+its autoscaler may add nodes.
+"""
+
+import os
+
+import ray
+
+from rl_platform.errors import UserError
+from rl_platform.spec import ExperimentSpec
+
+
+def local_ray_cpus() -> float:
+    """The CPUs of the Ray this process runs (the session Ray of a test), else the CPUs an
+    embedded Ray would detect here (Ray's own count: the cgroup's quota, the affinity mask)."""
+    if ray.is_initialized():
+        return float(ray.cluster_resources().get("CPU", 0.0))
+    try:
+        from ray._private.utils import get_num_cpus
+
+        return float(get_num_cpus())
+    except (ImportError, AttributeError):  # Ray moved it: the plain count
+        return float(os.cpu_count() or 1)
+
+
+def check_env_runners_fit(spec: ExperimentSpec, *, cpus: float | None = None) -> None:
+    """`UserError` when the local Ray could never start the spec's remote env runners."""
+    resources = spec.resources
+    if resources.env_runners == 0 or os.environ.get("RAY_ADDRESS"):
+        return
+    custom = resources.custom_resources_per_env_runner
+    if custom:
+        raise UserError(
+            f"resources.custom_resources_per_env_runner: {dict(custom)} is declared by no node "
+            "of a local Ray, so its env runners would never start; "
+            "remove it to train on this machine, or submit to a cluster that has such nodes "
+            "(docs/cluster.md)"
+        )
+    cpus = local_ray_cpus() if cpus is None else cpus
+    need = resources.env_runners * resources.cpus_per_env_runner
+    if need > cpus + 1e-9:
+        fits = int(cpus // resources.cpus_per_env_runner)
+        raise UserError(
+            f"resources.env_runners: {resources.env_runners} remote env runners x "
+            f"resources.cpus_per_env_runner {resources.cpus_per_env_runner:g} need {need:g} "
+            f"CPUs; this machine's Ray has {cpus:g} CPUs, so Ray would wait for them forever. "
+            f"Use at most {fits} env runners, a lower cpus_per_env_runner, or a cluster "
+            "(RAY_ADDRESS)"
+        )
