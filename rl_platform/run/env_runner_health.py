@@ -4,8 +4,9 @@ RLlib restarts a crashed remote env runner up to `max_num_env_runner_restarts` t
 `rllib_config`). While one is lost (SIGKILLed, killed by the kernel for memory, crashed, frozen),
 `Algorithm.train()` samples nothing from it: with one runner the iteration has no samples,
 PPO returns before its update, and the iteration's losses read NaN. The training loop
-(`run/loop.py`) calls `await_lost_runners` after such an iteration instead of counting it: a
-frozen runner is killed so that Ray restarts it, the loop waits and trains the iteration again,
+(`run/loop.py`) hands such an iteration to `LostRunnerWait` instead of counting it: a frozen
+runner (RLlib keeps it in service once its sampling timed out, after `sample_timeout_s`, 60 s
+by default) is killed so that Ray restarts it, the loop waits and trains the iteration again,
 so the run ends at the iteration and env steps an unkilled run ends at. A runner that is dead
 for good (restart limit used up), or not back within `RLP_RUNNER_RETURN_S` (default 120 s), stops
 the run with `TrainingHealthError` (exit 3) naming the runner and why it was lost; the last
@@ -66,19 +67,23 @@ def has_remote_env_runners(algo: Any) -> bool:
     return group is not None and group.num_remote_env_runners() > 0
 
 
-def lost_env_runners(algo: Any, *, oom_kills_before: int | None) -> list[LostRunner]:
-    """The remote env runners RLlib holds out of service, each with why; a frozen one (alive,
-    not answering) is killed here so that Ray restarts it."""
+def lost_env_runners(
+    algo: Any, *, oom_kills_before: int | None, ping_all: bool = False
+) -> list[LostRunner]:
+    """The remote env runners RLlib holds out of service (`ping_all`: and those it counts as
+    healthy that do not answer), each with why; a frozen one (alive, not answering) is killed
+    here so that Ray restarts it: RLlib keeps a runner whose sampling timed out in service."""
     group = algo.env_runner_group
     healthy = set(group.healthy_env_runner_ids())
     oom = _oom_note(oom_kills_before)
     lost = []
     for index, actor in group._worker_manager.actors().items():
-        if index in healthy:
+        if index in healthy and not ping_all:
             continue
         try:
             ray.get(actor.ping.remote(), timeout=PING_TIMEOUT_S)
-            lost.append(LostRunner(index, "back, rejoining", dead=False))
+            if index not in healthy:
+                lost.append(LostRunner(index, "back, rejoining", dead=False))
         except ActorDiedError as exc:
             died = oom or "its process died and Ray will not restart it: " + _first_line(exc)
             lost.append(LostRunner(index, died, dead=True))
@@ -123,7 +128,7 @@ class LostRunnerWait:
         first = self.since is None
         if first:
             self.since = time.monotonic()
-        lost = lost_env_runners(self.algo, oom_kills_before=self.oom_kills_before)
+        lost = lost_env_runners(self.algo, oom_kills_before=self.oom_kills_before, ping_all=True)
         names = "; ".join(runner.describe() for runner in lost) or "no runner is out of service"
         total = self.algo.env_runner_group.num_remote_env_runners()
         if lost and all(runner.dead for runner in lost) and len(lost) == total:
