@@ -27,6 +27,9 @@ import ray._private.worker as ray_worker
 ray_logger = logging.getLogger("ray")
 LOST_RAY_EXIT = 3
 _RAYLET_LOST = "Raylet is terminated"
+_RAY_MARKS = ("ray::", "/ray/", "raylet", "gcs_server")
+"""How Ray's processes show in a command line: its workers' titles, its package's binaries
+and scripts (a user's own child process elsewhere is left alone)."""
 LOST_RAYLET_LINE = (
     "error: this run's Ray lost its raylet (Ray's node manager: killed, by SIGKILL or the "
     "kernel's out-of-memory killer, or crashed), so nothing can run any more; its processes "
@@ -42,7 +45,7 @@ def ray_descendants() -> list[psutil.Process]:
         for child in psutil.Process().children(recursive=True):
             with contextlib.suppress(psutil.Error):
                 text = " ".join(child.cmdline()) or child.name()
-                if "ray" in text:
+                if any(mark in text for mark in _RAY_MARKS):
                     found.append(child)
     return found
 
