@@ -110,11 +110,21 @@ def _first_line(exc: BaseException) -> str:
     return text[:100] if text else type(exc).__name__
 
 
-class LostRunnerWait:
-    """The loop's wait for lost env runners, from the first iteration that sampled nothing."""
+ASYNC_SAMPLING = frozenset({"APPO", "IMPALA"})
+"""Algorithms whose iterations learn from what runners sampled before (RLlib's aggregation):
+one that sampled nothing new with every runner in service is an ordinary iteration."""
 
-    def __init__(self, algo: Any, *, return_s: float, oom_kills_before: int | None) -> None:
+
+class LostRunnerWait:
+    """The loop's wait for lost env runners, from the first iteration that sampled nothing.
+    `synchronous`: the algorithm learns only from the iteration's own samples (PPO, DQN,
+    SAC), so an iteration without any is never counted, lost runner or not."""
+
+    def __init__(
+        self, algo: Any, *, return_s: float, oom_kills_before: int | None, synchronous: bool
+    ) -> None:
         self.algo, self.return_s, self.oom_kills_before = algo, return_s, oom_kills_before
+        self.synchronous = synchronous
         self.since: float | None = None
 
     def sampled(self) -> None:
@@ -123,12 +133,15 @@ class LostRunnerWait:
             logger.info("env runners back after {:.0f} s; training goes on", self._waited())
         self.since = None
 
-    def sampled_nothing(self, *, iteration: int) -> None:
-        """Wait before the iteration is tried again, or raise `TrainingHealthError`."""
+    def sampled_nothing(self, *, iteration: int) -> bool:
+        """Whether the iteration is to be tried again (after a pause); `TrainingHealthError`
+        when the runners are lost for good or not back in time."""
+        lost = lost_env_runners(self.algo, oom_kills_before=self.oom_kills_before, ping_all=True)
+        if not lost and not self.synchronous:
+            return False
         first = self.since is None
         if first:
             self.since = time.monotonic()
-        lost = lost_env_runners(self.algo, oom_kills_before=self.oom_kills_before, ping_all=True)
         names = "; ".join(runner.describe() for runner in lost) or "no runner is out of service"
         total = self.algo.env_runner_group.num_remote_env_runners()
         if lost and all(runner.dead for runner in lost) and len(lost) == total:
@@ -148,6 +161,7 @@ class LostRunnerWait:
                 self.return_s,
             )
         time.sleep(RETRY_PAUSE_S)
+        return True
 
     def _waited(self) -> float:
         return 0.0 if self.since is None else time.monotonic() - self.since

@@ -25,6 +25,7 @@ from rl_platform.envs.user_envs import env_error_in
 from rl_platform.errors import TrainingHealthError, user_error_in
 from rl_platform.lifetime_steps import lifetime_env_steps, logged_lifetime_env_steps
 from rl_platform.run.env_runner_health import (
+    ASYNC_SAMPLING,
     LostRunnerWait,
     check_env_runners,
     has_remote_env_runners,
@@ -163,7 +164,12 @@ class TrainingLoop:
             else None
         )
         self.lost_runners = (
-            LostRunnerWait(algo, return_s=runner_return_s(), oom_kills_before=oom_kill_count())
+            LostRunnerWait(
+                algo,
+                return_s=runner_return_s(),
+                oom_kills_before=oom_kill_count(),
+                synchronous=spec.algo not in ASYNC_SAMPLING,
+            )
             if has_remote_env_runners(algo)
             else None
         )
@@ -218,8 +224,9 @@ class TrainingLoop:
                 if self.lost_runners is not None:
                     self.lost_runners.sampled()
                 return result
+            if not self.lost_runners.sampled_nothing(iteration=self.iteration + 1):
+                return result
             self.algo._iteration -= 1  # Trainable's counter: this iteration did not happen
-            self.lost_runners.sampled_nothing(iteration=self.iteration + 1)
 
     def _train_call(self) -> dict:
         try:
