@@ -18,7 +18,12 @@ from rl_platform.envs.user_envs import preflight_env
 from rl_platform.errors import TrainingHealthError, UserError
 from rl_platform.rllib_config import ConfigExtension
 from rl_platform.run.algorithm_build import build_algorithm
-from rl_platform.run.env_runner_fit import check_env_runners_fit
+from rl_platform.run.env_runner_fit import (
+    check_env_runners_fit,
+    resource_wait_s,
+    waiting_for_resources_noticed,
+)
+from rl_platform.run.env_runner_health import runner_return_s
 from rl_platform.run.health import HealthStatus, HealthVerdict
 from rl_platform.run.loop import (
     Checkpoint,
@@ -64,6 +69,7 @@ from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
 from rl_platform.utils.atomic import write_json_atomic
 from rl_platform.utils.cluster_address import check_cluster_answers
+from rl_platform.utils.network_timeout import network_timeout_s
 from rl_platform.utils.ray_session import ensure_ray, ray_logs_to
 from rl_platform.utils.secrets import secret_values
 from rl_platform.utils.stop_grace import stop_grace_s
@@ -182,6 +188,8 @@ def _check_before_any_file(spec: ExperimentSpec) -> None:
         ],
     )
     preflight_env(spec.env.id, spec.env.kwargs, seed=spec.seed)
+    for bound in (network_timeout_s, runner_return_s, resource_wait_s):
+        bound()  # a bad RLP_*_S setting: one line before any file, not a failure mid-run
     check_cluster_answers()  # RAY_ADDRESS at a closed port: one line, not minutes of retries
     check_env_runners_fit(spec)  # more env runners than the local Ray's CPUs: never started
     run_facts(spec)  # resolved once here; every consumer after this reads the same object
@@ -259,7 +267,8 @@ def _train_in(
     on_iteration: IterationHook | None = None,
 ) -> RunResult:
     store = CheckpointStore(run_dir / CHECKPOINTS_DIR, keep_last=spec.checkpoint.keep_last)
-    algo = build_algorithm(spec, run_dir=run_dir, extra=extensions)
+    with waiting_for_resources_noticed(spec):  # a cluster short of them: said every 30 s
+        algo = build_algorithm(spec, run_dir=run_dir, extra=extensions)
     try:
         start = LoopStart()
         if checkpoint is not None:

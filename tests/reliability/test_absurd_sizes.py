@@ -2,6 +2,7 @@
 estimate and the machine's memory, exit 2, no run folder (they once ran until the kernel killed
 them, exit 137)."""
 
+import subprocess
 import time
 
 import pytest
@@ -12,7 +13,17 @@ from rl_platform.errors import UserError
 from rl_platform.run import env_runner_fit
 from rl_platform.run.machine_fit import GIB, MachineFitError, RunSizes, check_fits
 from rl_platform.spec import load_spec
-from tests.reliability.support import CARTPOLE, TINY, sets
+from tests.reliability.support import (
+    CARTPOLE,
+    REPO,
+    RLP,
+    TINY,
+    TrainProcess,
+    child_env,
+    reaped,
+    sets,
+    wait_for,
+)
 
 CARTPOLE_SIZES = RunSizes(
     train_batch_size=4000,
@@ -119,3 +130,34 @@ def test_env_runners_that_fit_the_cpus_or_a_cluster_pass(monkeypatch) -> None:
         env_runner_fit.check_env_runners_fit(spec, cpus=3.0)
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")  # a cluster may add nodes: not refused
     env_runner_fit.check_env_runners_fit(spec, cpus=1.0)
+
+
+def test_on_a_cluster_short_of_cpus_a_line_says_what_waits_for_which_resource(
+    ray_local, tmp_path
+) -> None:
+    """Joining a cluster (here the session's 2-CPU Ray) with 3 env runners of 1 CPU each: not
+    refused (an autoscaler could add a node), but within RLP_RESOURCE_WAIT_S (lowered to 2 s;
+    30 s by default) a line says what waits for which resource; once it waited silently."""
+    import ray
+
+    env = child_env(RLP_RESOURCE_WAIT_S="2")
+    env["RAY_ADDRESS"] = ray.get_runtime_context().gcs_address  # child_env drops it
+    settings = [*TINY, "resources.env_runners=3", "resources.cpus_per_env_runner=1"]
+    args = [str(RLP), "train", str(CARTPOLE), *sets(settings), "--out", str(tmp_path / "runs")]
+    log = tmp_path / "rlp.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            args, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO, start_new_session=True
+        )
+    with reaped(TrainProcess(proc, tmp_path / "runs", log)) as run:
+        started = time.monotonic()
+        line = wait_for(
+            lambda: next((x for x in run.output.splitlines() if "still starting" in x), None),
+            timeout_s=120,
+            what="the line about resources",
+        )
+        waited = time.monotonic() - started
+    flat = " ".join(line.split())
+    assert "resources.env_runners 3" in flat and "each wait for CPU 1" in flat, flat
+    assert "Ray has free now: CPU" in flat and "of 2" in flat, flat
+    assert waited < 90
