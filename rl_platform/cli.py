@@ -154,6 +154,12 @@ def train(
     if result.stored_at is not None:
         stored_at = mask_text(result.stored_at, secrets)
         err.print(f"stored at: {stored_at}", highlight=False, markup=False, soft_wrap=True)
+    if result.not_stored_at is not None:
+        line = (
+            f"not stored: the final upload to {mask_text(result.not_stored_at, secrets)} "
+            "failed (the warnings above say why); the run is only in its run folder"
+        )
+        err.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def _train_seeds(spec: "ExperimentSpec", seeds: list[int], *, out: str, dashboard: bool) -> None:

@@ -22,6 +22,9 @@ SEED_KEY = "seed"
 SEATING_STRIDE = 7919
 """Round-robin seating `i` plays with `root + i * SEATING_STRIDE` (a prime)."""
 
+ARENA_CHUNK_STRIDE = 104729
+"""Arena chunk `k` of a seat order plays with `seat_order + k * ARENA_CHUNK_STRIDE` (a prime)."""
+
 
 @dataclass(frozen=True)
 class SeedTree:
@@ -53,6 +56,11 @@ class SeedTree:
         """The games (and torch's sampling) of an arena evaluation with the evaluated policy
         in seat `player`."""
         return (self.root or 0) + player
+
+    def arena_chunk(self, *, player: int, chunk: int) -> int:
+        """Chunk `chunk` of the games with the evaluated policy in seat `player` (an arena
+        plays at most a few thousand games at once); chunk 0 is `seat_order(player)`."""
+        return self.seat_order(player) + chunk * ARENA_CHUNK_STRIDE
 
     def arena_actions(self) -> int:
         """The agents' action draws in an arena game, whose core takes the root itself."""

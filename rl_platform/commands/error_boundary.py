@@ -30,7 +30,8 @@ from rl_platform.utils.secrets import environment_secrets, mask_text
 FAILED_EXIT = 1
 """The command ran and its answer is "not OK": a job that did not succeed, failing doctor checks."""
 TRAINING_STOPPED_EXIT = 3
-"""Training stopped on non-finite losses or weights (`TrainingHealthError`)."""
+"""Training stopped on non-finite losses or weights, or a lost Ray process (`TrainingHealthError`;
+`utils/lost_ray.LOST_RAY_EXIT` for a lost raylet)."""
 INTERNAL_ERROR_EXIT = 70
 """An unexpected exception, i.e. a bug in rl_platform (EX_SOFTWARE in sysexits.h)."""
 INTERRUPTED_EXIT = 130

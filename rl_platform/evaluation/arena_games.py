@@ -8,7 +8,7 @@ recurrent state (and, for transformer_lstm, one opponent-history window) per gam
 once the seating is over, so every game starts from the policy's initial state.
 """
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,9 @@ from rl_platform.evaluation.rollout import EpisodeRecord
 from rl_platform.policies import Policy
 from rl_platform.teachers import DUEL_ENV
 
+ARENA_CHUNK = 4096
+"""Games the arena plays at once: any `-n` plays in bounded memory, and Ctrl+C is seen
+between frames (a `-n 1e9` once allocated a billion games at once)."""
 # Settings a run's env kwargs may hold that do not shape the games (the arena seeds them).
 _NOT_GAME_SETTINGS = ("seed", "render_mode")
 
@@ -73,23 +76,56 @@ def arena_episodes(
 ) -> list[EpisodeRecord]:
     """`episodes` games of `policies` ({key: policy}, the evaluated one first, then its
     opponent) as episode records, numbered as `rlp eval`'s seat plan numbers them."""
-    (key, policy), (opponent_key, opponent) = policies.items()
-    records: list[EpisodeRecord] = []
-    for player, count in enumerate(games_per_seat(episodes, seat)):
-        if count == 0:
-            continue
-        seats = [ArenaSeat(policy, seating=player), ArenaSeat(opponent, seating=player)]
-        if player == 1:
-            seats.reverse()
-        games_seed = SeedTree(seed).seat_order(player)
-        torch.manual_seed(games_seed)  # sampled actions draw with torch
-        log = play_games(*seats, num_games=count, seed=games_seed, **game_settings(env_kwargs))
-        for arena_seat in seats:
-            arena_seat.leave()
-        keys = (key, opponent_key) if player == 0 else (opponent_key, key)
-        indices = range(player, 2 * count, 2) if seat == "alternate" else range(count)
-        records += _records(log, keys, indices)
+    records = arena_records(
+        policies, episodes=episodes, seat=seat, seed=seed, env_kwargs=env_kwargs
+    )
     return sorted(records, key=lambda record: record.index)
+
+
+def arena_records(
+    policies: Mapping[str, Policy],
+    *,
+    episodes: int,
+    seat: str,
+    seed: int,
+    env_kwargs: Mapping[str, Any],
+) -> Iterator[EpisodeRecord]:
+    """The records of `arena_episodes`, a chunk of at most `ARENA_CHUNK` games at a time
+    (player 0's games first), for a caller that folds them into a summary."""
+    for player, count in enumerate(games_per_seat(episodes, seat)):
+        for chunk, start in enumerate(range(0, count, ARENA_CHUNK)):
+            size = min(ARENA_CHUNK, count - start)
+            if seat == "alternate":
+                indices = range(player + 2 * start, player + 2 * (start + size), 2)
+            else:
+                indices = range(start, start + size)
+            games_seed = SeedTree(seed).arena_chunk(player=player, chunk=chunk)
+            yield from _play_chunk(
+                policies, player=player, size=size, seed=games_seed, env_kwargs=env_kwargs,
+                indices=indices,
+            )  # fmt: skip
+
+
+def _play_chunk(
+    policies: Mapping[str, Policy],
+    *,
+    player: int,
+    size: int,
+    seed: int,
+    env_kwargs: Mapping[str, Any],
+    indices: range,
+) -> list[EpisodeRecord]:
+    """`size` games with the evaluated policy (the first of `policies`) as `player`."""
+    (key, policy), (opponent_key, opponent) = policies.items()
+    seats = [ArenaSeat(policy, seating=player), ArenaSeat(opponent, seating=player)]
+    if player == 1:
+        seats.reverse()
+    torch.manual_seed(seed)  # sampled actions draw with torch
+    log = play_games(*seats, num_games=size, seed=seed, **game_settings(env_kwargs))
+    for arena_seat in seats:
+        arena_seat.leave()
+    keys = (key, opponent_key) if player == 0 else (opponent_key, key)
+    return _records(log, keys, indices)
 
 
 def _records(log: GameLog, keys: tuple[str, str], indices: range) -> list[EpisodeRecord]:

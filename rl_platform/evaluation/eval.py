@@ -4,8 +4,10 @@ In two-player envs the evaluated policy plays `opponent` (default: the env's str
 agent, see `DEFAULT_OPPONENTS`) from the seat `seat` picks: `first` (the first agent, e.g.
 `player_0`, the first mover in connect four), `second`, or `alternate` (episode i in the first
 seat when i is even), which is the fair measure when moving first is an advantage. The duel,
-played to its own end, runs all games of a seat at once in its vectorized arena
-(`arena_games.py`); other envs, and duels cut by `max_steps`, run episode by episode.
+played to its own end, runs the games of a seat in chunks in its vectorized arena
+(`arena_games.py`); other envs, and duels cut by `max_steps`, run episode by episode. Records
+are folded into a running summary as they finish, so any `-n` plays in bounded memory, and
+Ctrl+C (a `KeyboardInterrupt` between two steps) ends it at once.
 """
 
 import time
@@ -13,10 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from rl_platform.base.errors import UserError
-from rl_platform.evaluation.arena_games import arena_episodes, arena_plays
+from rl_platform.evaluation.arena_games import arena_plays, arena_records
 from rl_platform.evaluation.envs import AgentEnv, EnvShape, EnvTarget, probe_env, resolve_env
 from rl_platform.evaluation.rollout import EpisodeRecord, Rollout, RolloutHooks
-from rl_platform.evaluation.summary import summarize
+from rl_platform.evaluation.summary import SeatTally
 from rl_platform.policies import EnvContext, Policy, PolicyURI, load_policy, parse_policy_uri
 
 DEFAULT_OPPONENTS = {
@@ -64,29 +66,27 @@ def evaluate(
     if OPPONENT_KEY not in policies and seat != "first":
         raise UserError(f"--seat {seat} applies to two-player envs; {target.env_id} is not one")
     started = time.monotonic()
+    tally = SeatTally(POLICY_KEY)
     if OPPONENT_KEY in policies and arena_plays(target, max_steps=max_steps):
-        # The duel to its own end: every game of a seat at once in the vectorized arena.
-        records = arena_episodes(
+        # The duel to its own end: the games of a seat in chunks in the vectorized arena.
+        records = arena_records(
             policies, episodes=episodes, seat=seat, seed=seed, env_kwargs=target.kwargs
         )
-        if on_episode is not None:
-            for record in records:
-                on_episode(record)
     else:
-        records = play_episodes(
-            target,
-            policies,
-            seat_plan(seats, seat),
-            episodes=episodes,
-            seed=seed,
-            parallel=parallel,
+        records = _rollout(
+            target, policies, seat_plan(seats, seat), seed=seed, parallel=parallel,
             max_steps=max_steps,
-            on_episode=on_episode,
-        )
+        ).play(episodes)  # fmt: skip
+    played = 0
+    for record in records:  # folded as they finish: any -n in bounded memory
+        tally.add(record)
+        played += 1
+        if on_episode is not None:
+            on_episode(record)
     result: dict[str, Any] = {
         "policy": uri.text,
         "env": target.env_id,
-        "episodes": len(records),
+        "episodes": played,
         "seed": seed,
         "sample": sample,
     }
@@ -94,7 +94,7 @@ def evaluate(
         result["opponent"] = policies[OPPONENT_KEY].label
         first_seat = next(a for a, k in seats.items() if k == POLICY_KEY)
         result["seat"] = first_seat if seat == "first" else seat
-    result |= summarize(records, POLICY_KEY)
+    result |= tally.summary()
     result["wall_s"] = round(time.monotonic() - started, 3)
     return result
 
@@ -111,6 +111,23 @@ def play_episodes(
     on_episode: Callable[[EpisodeRecord], None] | None = None,
 ) -> list[EpisodeRecord]:
     """`episodes` episodes of `policies` seated by `seats` (episode index -> agent -> key)."""
+    rollout = _rollout(
+        target, policies, seats, seed=seed, parallel=parallel, max_steps=max_steps,
+        on_episode=on_episode,
+    )  # fmt: skip
+    return rollout.run(episodes)
+
+
+def _rollout(
+    target: EnvTarget,
+    policies: dict[str, Policy],
+    seats: Callable[[int], dict[str, str]],
+    *,
+    seed: int,
+    parallel: int,
+    max_steps: int | None,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+) -> Rollout:
     return Rollout(
         make_env=lambda: AgentEnv(target),
         policies=policies,
@@ -119,7 +136,7 @@ def play_episodes(
         parallel=parallel,
         max_steps=max_steps,
         hooks=RolloutHooks(on_episode=on_episode),
-    ).run(episodes)
+    )
 
 
 def check_seat(seat: str) -> None:

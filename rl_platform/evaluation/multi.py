@@ -3,6 +3,8 @@
 `-p URI,proportion=3 -p URI,proportion=5` over N episodes of a two-player game fills the
 2N seats with exactly round(2N * 3/8) and round(2N * 5/8) seats (largest remainder), shuffled
 with the seed, so every game's two seats are drawn by proportion and mirror matches happen.
+Seats are allocated `PLAN_CHUNK` episodes at a time and results are folded as episodes finish,
+so any `-n` runs in bounded memory.
 """
 
 import math
@@ -17,10 +19,12 @@ from rl_platform.base.errors import UserError
 from rl_platform.evaluation.envs import AgentEnv, probe_env, resolve_env
 from rl_platform.evaluation.eval import check_episodes, policy_for
 from rl_platform.evaluation.rollout import EpisodeRecord, Rollout, RolloutHooks
-from rl_platform.evaluation.summary import head_to_head, summarize
+from rl_platform.evaluation.summary import SeatTally
 from rl_platform.policies import PolicyURI, parse_policy_uri
 
 _OPTIONS = {"proportion"}
+PLAN_CHUNK = 4096
+"""Episodes whose seats are allocated together (exact proportions within each chunk)."""
 
 
 @dataclass(frozen=True)
@@ -47,8 +51,10 @@ def parse_share(text: str) -> PolicyShare:
 
 
 def seat_counts(proportions: Sequence[float], total: int) -> list[int]:
-    """Split `total` seats by proportion, rounding by largest remainder (sums to `total`)."""
+    """Split `total` seats by proportion, rounding by largest remainder (sums to `total`).
+    The proportions are scaled by their largest first: `1e308` twice sums to infinity."""
     shares = np.asarray(proportions, dtype=np.float64)
+    shares = shares / shares.max()
     exact = shares / shares.sum() * total
     counts = np.floor(exact).astype(int)
     order = np.argsort(-(exact - counts), kind="stable")
@@ -65,6 +71,33 @@ def allocate_seats(
     pool = np.repeat(np.asarray(keys, dtype=object), counts)
     grid = rng.permutation(pool).reshape(episodes, len(agents))
     return [dict(zip(agents, row, strict=True)) for row in grid.tolist()]
+
+
+class SeatPlan:
+    """Episode index -> `{agent: policy key}`, allocated by proportion `PLAN_CHUNK` episodes
+    at a time (in episode order, as a rollout starts them), so any `-n` plans in bounded
+    memory; up to `PLAN_CHUNK` episodes it is one `allocate_seats`."""
+
+    def __init__(
+        self, keys: Sequence[str], proportions: Sequence[float], *, episodes: int,
+        agents: Sequence[str], seed: int,
+    ) -> None:  # fmt: skip
+        self.keys, self.proportions, self.agents = list(keys), list(proportions), list(agents)
+        self.episodes = episodes
+        self.rng = np.random.default_rng(seed)
+        self.chunk, self.plan = -1, []
+
+    def __call__(self, index: int) -> dict[str, str]:
+        chunk = index // PLAN_CHUNK
+        if chunk < self.chunk:
+            raise ValueError(f"episode {index} asked after chunk {self.chunk} was planned")
+        while self.chunk < chunk:
+            self.chunk += 1
+            size = min(PLAN_CHUNK, self.episodes - self.chunk * PLAN_CHUNK)
+            self.plan = allocate_seats(
+                self.keys, self.proportions, episodes=size, agents=self.agents, rng=self.rng
+            )
+        return self.plan[index - chunk * PLAN_CHUNK]
 
 
 def _labels(shares: Sequence[PolicyShare]) -> list[str]:
@@ -101,29 +134,34 @@ def run_policies(
                         sample=sample)
         for key, share in zip(keys, shares, strict=True)
     }  # fmt: skip
-    plan = allocate_seats(
+    plan = SeatPlan(
         keys, [s.proportion for s in shares], episodes=episodes, agents=shape.agent_ids,
-        rng=np.random.default_rng(seed),
+        seed=seed,
     )  # fmt: skip
     started = time.monotonic()
-    records = Rollout(
+    tallies = {key: SeatTally(key) for key in keys}
+    played = 0
+    for record in Rollout(
         make_env=lambda: AgentEnv(target),
         policies=loaded,
-        seats=lambda index: plan[index],
+        seats=plan,
         seed=seed,
         parallel=parallel,
         max_steps=max_steps,
         hooks=RolloutHooks(on_episode=on_episode),
-    ).run(episodes)
+    ).play(episodes):  # folded as they finish: any -n in bounded memory
+        played += 1
+        for tally in tallies.values():
+            tally.add(record)
     rows = []
     for key, share in zip(keys, shares, strict=True):
-        row = {"policy": key, "proportion": share.proportion, **summarize(records, key)}
+        row = {"policy": key, "proportion": share.proportion, **tallies[key].summary()}
         if shape.two_player:
-            row["vs"] = head_to_head(records, key)
+            row["vs"] = tallies[key].head_to_head()
         rows.append(row)
     return {
         "env": target.env_id,
-        "episodes": len(records),
+        "episodes": played,
         "seed": seed,
         "policies": rows,
         "wall_s": round(time.monotonic() - started, 3),

@@ -6,7 +6,7 @@ with seed `SeedTree(seed).episode(i)` (`seed + i`), so results do not depend on 
 run at once (except for the shared action-sampling RNG).
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,12 +95,17 @@ class Rollout:
         self.stop_requested = False
 
     def run(self, episodes: int) -> list[EpisodeRecord]:
+        """Every record of `episodes` episodes, by episode index."""
+        return sorted(self.play(episodes), key=lambda r: r.index)
+
+    def play(self, episodes: int) -> Iterator[EpisodeRecord]:
+        """Each episode's record as it finishes; nothing is kept here, so a caller that folds
+        them into a summary plays any number of episodes in bounded memory."""
         import torch
 
         torch.manual_seed(self.seed)  # sampled actions of learned policies
         self._episodes, self._next_episode = episodes, 0
         slots = [_Slot(env=self.make_env(), number=i) for i in range(min(self.parallel, episodes))]
-        done: list[EpisodeRecord] = []
         try:
             active = [slot for slot in slots if self._start(slot)]
             while active:
@@ -109,7 +114,7 @@ class Rollout:
                 for slot in active:
                     finished = self._maybe_finish(slot)
                     if finished is not None:
-                        done.append(finished)
+                        yield finished
                         if not self._start(slot):
                             continue
                     still.append(slot)
@@ -117,7 +122,6 @@ class Rollout:
         finally:
             for slot in slots:
                 slot.env.close()
-        return sorted(done, key=lambda r: r.index)
 
     def _start(self, slot: _Slot) -> bool:
         if self._next_episode >= self._episodes or self.stop_requested:

@@ -19,6 +19,7 @@ from loguru import logger
 
 from rl_platform.base.errors import UserError
 from rl_platform.jobs.errors import ClusterAuthError, ClusterUnreachableError
+from rl_platform.utils.network_timeout import NetworkTimeoutError
 
 if TYPE_CHECKING:
     from ray.job_submission import JobSubmissionClient
@@ -93,7 +94,8 @@ def _ray_address_env_hidden() -> Iterator[None]:
 def make_client(address: str | None = None) -> "JobSubmissionClient":
     """Connect to the job server at `address` (see `resolve_address`) and check it answers."""
     from ray.exceptions import AuthenticationError
-    from ray.job_submission import JobSubmissionClient
+
+    from rl_platform.jobs.bounded_client import BoundedJobClient
 
     resolved = resolve_address(address)
     token = read_token()
@@ -101,7 +103,7 @@ def make_client(address: str | None = None) -> "JobSubmissionClient":
         logger.debug("no Ray auth token found; requests go out without one")
     try:
         with _ray_address_env_hidden():
-            return JobSubmissionClient(resolved, headers=bearer_headers(token))
+            return BoundedJobClient(resolved, headers=bearer_headers(token))
     except AuthenticationError as exc:
         raise ClusterAuthError(auth_hint(resolved, exc)) from None
     except ConnectionError:
@@ -109,6 +111,20 @@ def make_client(address: str | None = None) -> "JobSubmissionClient":
             f"no Ray job server answers at {resolved}; is the cluster up and the dashboard "
             "port forwarded (`ray dashboard cluster/aws-gpu.yaml`)?"
         ) from None
+    except NetworkTimeoutError:
+        raise
+    except (RuntimeError, ValueError, KeyError, OSError) as exc:
+        # Ray's version check (GET /api/version) on a server that is not Ray's: a 404, an
+        # HTML page that is not JSON, JSON without `ray_version`, a 5xx.
+        raise ClusterUnreachableError(not_a_job_server(resolved, exc)) from None
+
+
+def not_a_job_server(address: str, exc: Exception) -> str:
+    first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return (
+        f"{address} answers, but not as a Ray job server (GET /api/version: {first_line[:120]}); "
+        f"give the head's dashboard port (8265 by default), e.g. {DEFAULT_ADDRESS}"
+    )
 
 
 def auth_hint(address: str, exc: Exception) -> str:

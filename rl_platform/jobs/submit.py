@@ -16,9 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from loguru import logger
 
+from rl_platform.base.errors import UserError
 from rl_platform.jobs.entrypoint import build_entrypoint
 from rl_platform.jobs.errors import SubmitError
 from rl_platform.jobs.runtime_env import build_runtime_env
+from rl_platform.spec import load_spec
+from rl_platform.storage.ray_working_dir import SUBMIT_WITHOUT_OUT
 from rl_platform.storage.run_manifest import JOB_ID_ENV_VAR
 from rl_platform.utils.secrets import mask_secrets
 
@@ -80,6 +83,8 @@ def submit_spec(
     entrypoint = build_entrypoint(
         spec_arg, overrides=overrides, profile=profile, out=out, seeds=seeds
     )
+    if out is None and not spec_sets_storage(spec, overrides=overrides, profile=profile):
+        logger.warning(SUBMIT_WITHOUT_OUT)  # the run would land where Ray deletes it
     runtime_env = build_runtime_env(working_dir=working_dir, environ=environ)
     # Every process of the job sees its id: runs stored on `logging.storage` record it, so
     # `rlp pull JOB_ID --from STORAGE` finds them.
@@ -94,6 +99,17 @@ def submit_spec(
     submission = Submission(job_id=job_id, entrypoint=entrypoint, runtime_env=runtime_env)
     logger.info("submitted job {} with runtime env {}", job_id, submission.shown_runtime_env())
     return submission
+
+
+def spec_sets_storage(spec: Path, *, overrides: Sequence[str], profile: str | None) -> bool:
+    """Whether the spec, as the job will load it, sets `logging.storage`; False when it does
+    not load here (an env only the cluster has): the warning is then the safe side."""
+    try:
+        return (
+            load_spec(spec, overrides=list(overrides), profile=profile).logging.storage is not None
+        )
+    except UserError:
+        return False
 
 
 def new_submission_id(name: str | None) -> str:

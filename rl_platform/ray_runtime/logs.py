@@ -4,10 +4,14 @@ Ray gives three loggers their own console handler and stops them propagating: `r
 (ray/_private/log.py), `ray.rllib` (ray/rllib/__init__.py) and `ray.data`. At INFO and WARNING
 they print notices that ask nothing of a local user: token auth being on, working-dir packaging,
 "You are running PPO on the new API stack!", the `RLModuleConfig` deprecation that RLlib's own
-`RLModule.__init__` triggers when a module is built, "Install gputil". While `ray_logs_to` is
-open they go to a log file (a run's train.log; for the verbs without a run folder, `rlp eval`,
-`run`, `watch`, `league ...`, the user's `notices_log()`) and only Ray's errors reach the
-console.
+`RLModule.__init__` triggers when a module is built, "Install gputil". At ERROR they print
+RLlib's and Tune's own account of a failure, with the full traceback, before the one line that
+`rlp` prints for it (a user's env that raises: "Environment step failed ... Traceback ...",
+then `error: env ...`). While `ray_logs_to` is open all of them go to a log file (a run's
+train.log; for the verbs without a run folder, `rlp eval`, `run`, `watch`, `league ...`, the
+user's `notices_log()`) and none reaches the console: what ends a command is said by its own
+line (`cli_errors`), and a lost env runner by the training loop's warning. Output that Ray's
+workers print (`log_to_driver`, prefixed with the actor) is not a log record and still shows.
 """
 
 import contextlib
@@ -22,9 +26,9 @@ RAY_LOGGERS = ("ray", "ray.rllib", "ray.data")
 _FORMAT = "%(asctime)s | %(levelname)-8s | %(name)s:%(lineno)d - %(message)s"
 
 
-class _ErrorsOnly(logging.Filter):
+class _OffTheConsole(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno >= logging.ERROR
+        return False
 
 
 class _MaskedFormatter(logging.Formatter):
@@ -47,19 +51,19 @@ def _console_handlers() -> list[logging.Handler]:
 
 @contextlib.contextmanager
 def ray_logs_to(log_file: Path) -> Iterator[None]:
-    """While open, Ray's log records go to `log_file` (secrets masked) and its console handlers
-    pass errors only. Enter it before `ensure_ray`: `ray.init` logs the first notices."""
+    """While open, Ray's log records go to `log_file` (secrets masked) and not to the console.
+    Enter it before `ensure_ray`: `ray.init` logs the first notices."""
     # Importing `ray.data` and `ray.rllib` adds the console handlers that are filtered here.
     import ray
     import ray.data
     import ray.rllib  # noqa: F401
 
-    errors_only = _ErrorsOnly()
+    off = _OffTheConsole()
     to_file = logging.FileHandler(log_file, encoding="utf-8")
     to_file.setFormatter(_MaskedFormatter(_FORMAT))
     consoles = _console_handlers()
     for handler in consoles:
-        handler.addFilter(errors_only)
+        handler.addFilter(off)
     for name in RAY_LOGGERS:
         logging.getLogger(name).addHandler(to_file)
     try:
@@ -68,7 +72,7 @@ def ray_logs_to(log_file: Path) -> Iterator[None]:
         for name in RAY_LOGGERS:
             logging.getLogger(name).removeHandler(to_file)
         for handler in consoles:
-            handler.removeFilter(errors_only)
+            handler.removeFilter(off)
         to_file.close()
 
 

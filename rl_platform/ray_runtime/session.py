@@ -25,6 +25,11 @@ import ray.rllib
 from loguru import logger
 
 from rl_platform.ray_runtime.logs import RAY_LOGGERS, ray_logs_to
+from rl_platform.ray_runtime.lost_ray import (
+    kill_ray_descendants,
+    ray_descendants,
+    watch_for_a_lost_raylet,
+)
 
 __all__ = [
     "RAY_LOGGERS",
@@ -84,6 +89,7 @@ def ensure_ray(
             log_to_driver=log_to_driver,
         )
         _started_local = True
+        watch_for_a_lost_raylet()  # one line, not Ray's 40, and no Ray process left
     if dashboard:
         url = dashboard_url(context.dashboard_url)
         if url is None:
@@ -104,6 +110,7 @@ def stop_local_ray_now() -> bool:
     down the usual way)."""
     if not (_started_local and ray.is_initialized()):
         return False
+    descendants = ray_descendants()  # all of them: an agent may outlive a dead GCS
     try:
         from ray._private import ray_constants, worker
 
@@ -126,4 +133,7 @@ def stop_local_ray_now() -> bool:
         for info in infos:
             if info.process.poll() is None:
                 info.process.terminate()
+    # Anything else of Ray's still here (an agent whose raylet died with the GCS) is killed.
+    stopped = {info.process.pid for infos in processes.values() for info in infos}
+    kill_ray_descendants([d for d in descendants if d.pid not in stopped])
     return True

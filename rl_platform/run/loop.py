@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from loguru import logger
 
 from rl_platform.base.errors import TrainingHealthError, user_error_in
-from rl_platform.base.lifetime_steps import logged_lifetime_env_steps
+from rl_platform.base.lifetime_steps import lifetime_env_steps, logged_lifetime_env_steps
 from rl_platform.envs.env_info import action_names_of
 from rl_platform.envs.user_envs import env_error_in
 from rl_platform.rllib.algorithm_state import (
@@ -31,7 +31,13 @@ from rl_platform.rllib.algorithm_state import (
     snapshot_algorithm,
 )
 from rl_platform.rllib.facts import RunFacts
-from rl_platform.run.env_runner_health import check_env_runners
+from rl_platform.run.env_runner_health import (
+    ASYNC_SAMPLING,
+    LostRunnerWait,
+    check_env_runners,
+    has_remote_env_runners,
+    runner_return_s,
+)
 from rl_platform.run.gpu_monitor import GpuMonitor
 from rl_platform.run.health import (
     HEALTH_META_KEY,
@@ -47,6 +53,7 @@ from rl_platform.run.sinks import METRICS_ROW_META_KEY
 from rl_platform.run.stopping import CheckpointMarks, StopTracker
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.checkpoints import LoadedCheckpoint
+from rl_platform.utils.oom_kills import oom_kill_count
 
 
 @dataclass(frozen=True)
@@ -157,6 +164,16 @@ class TrainingLoop:
             if evaluate and spec.evaluation is not None
             else None
         )
+        self.lost_runners = (
+            LostRunnerWait(
+                algo,
+                return_s=runner_return_s(),
+                oom_kills_before=oom_kill_count(),
+                synchronous=spec.algo not in ASYNC_SAMPLING,
+            )
+            if has_remote_env_runners(algo)
+            else None
+        )
 
     def run(self) -> LoopOutcome:
         self.clock = PhaseClock()  # the first iteration starts now
@@ -199,6 +216,20 @@ class TrainingLoop:
                 return LoopOutcome(self.iteration, self.env_steps, reason, verdict)
 
     def _train_once(self) -> dict:
+        """One iteration that sampled: an iteration that sampled nothing because a remote env
+        runner was lost does not count (RLlib's counter goes back) and is trained again once
+        the runner is back (`env_runner_health.LostRunnerWait`)."""
+        while True:
+            result = self._train_call()
+            if lifetime_env_steps(result) > self.env_steps or self.lost_runners is None:
+                if self.lost_runners is not None:
+                    self.lost_runners.sampled()
+                return result
+            if not self.lost_runners.sampled_nothing(iteration=self.iteration + 1):
+                return result
+            self.algo._iteration -= 1  # Trainable's counter: this iteration did not happen
+
+    def _train_call(self) -> dict:
         try:
             return self.algo.train()
         except Exception as exc:

@@ -2,10 +2,10 @@
 (`rl_platform.run.loop`) and a stock RLlib Algorithm."""
 
 import contextlib
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +19,20 @@ from rl_platform.ray_runtime.session import ensure_ray, ray_logs_to
 from rl_platform.rllib.config import ConfigExtension
 from rl_platform.rllib.facts import RunFacts, run_facts
 from rl_platform.run.algorithm_build import build_algorithm
-from rl_platform.run.health import HealthStatus, HealthVerdict
+from rl_platform.run.env_runner_fit import (
+    check_env_runners_fit,
+    resource_wait_s,
+    waiting_for_resources_noticed,
+)
+from rl_platform.run.env_runner_health import runner_return_s
+from rl_platform.run.health import HealthStatus
 from rl_platform.run.loop import (
-    Checkpoint,
     IterationHook,
     LoopOutcome,
     LoopStart,
     TrainingLoop,
     resume_from,
 )
-from rl_platform.run.progress import ProgressLine
 from rl_platform.run.resume import (
     check_same_kind_of_run,
     checkpoint_to_resume,
@@ -36,54 +40,26 @@ from rl_platform.run.resume import (
     resume_target,
     stop_reached_at,
 )
+from rl_platform.run.run_folder_reporter import RunFolderReporter, RunResult, restore_rows
 from rl_platform.run.signals import StopRequest
-from rl_platform.run.sinks import (
-    BEST_METRIC_META_KEY,
-    EVALUATION_ROW_META_KEY,
-    METRICS_ROW_META_KEY,
-    MetricSinks,
-)
 from rl_platform.run.spec_sizes import check_spec_fits_machine
-from rl_platform.run.trial_metrics import TrialMetrics
 from rl_platform.spec import ExperimentSpec
-from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint, checkpoint_name
-from rl_platform.storage.evaluation_rows import (
-    append_evaluation_row,
-    restore_evaluation_row,
-    truncate_evaluations_after,
-)
+from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint
 from rl_platform.storage.layout import (
     CHECKPOINTS_DIR,
     LOG_FILE,
     RUNS_DIR,
     TRIAL_METRICS_FILE,
 )
-from rl_platform.storage.metrics_rows import restore_metrics_row, truncate_metrics_after
+from rl_platform.storage.ray_working_dir import in_ray_working_dir, temporary_run_line
 from rl_platform.storage.run_dir import add_file_log, new_run_dir
 from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
 from rl_platform.storage.saved_spec import write_saved_spec
-from rl_platform.utils.atomic import write_json_atomic
+from rl_platform.utils.cluster_address import check_cluster_answers
+from rl_platform.utils.network_timeout import network_timeout_s
 from rl_platform.utils.secrets import secret_values
 from rl_platform.utils.stop_grace import stop_grace_s
-
-
-@dataclass
-class RunResult:
-    """What a finished run reports: where it lives and its headline numbers."""
-
-    run_dir: Path
-    iterations: int
-    env_steps: int
-    trial_metrics: dict[str, Any]
-    stop_reason: str
-    last_checkpoint: Path | None = None
-    history: list[dict[str, float]] = field(default_factory=list)
-    stored_at: str | None = None
-    """Where `logging.storage` keeps the run (`rlp pull` takes it), if the spec sets one."""
-    already_at_stop: bool = False
-    """A `resume` whose checkpoint already met the spec's `stop`: nothing was trained, and
-    nothing written beyond putting back the checkpoint's own rows if a kill lost them."""
 
 
 def train(
@@ -120,6 +96,8 @@ def train(
             if reached is not None:  # where an uninterrupted run ended: nothing to train
                 return _already_at_stop(run_dir, spec, checkpoint, reached)
         with _file_log(run_dir, spec):
+            if spec.logging.storage is None and in_ray_working_dir(run_dir):
+                logger.warning(temporary_run_line(run_dir))  # a job's run Ray will delete
             if checkpoint is None:
                 write_saved_spec(run_dir, spec)
             ensure_ray(dashboard=dashboard)
@@ -129,7 +107,7 @@ def train(
             ).install()
             try:
                 with _uploaded(spec, run_dir, run_key) as uploader:
-                    return _train_in(
+                    result = _train_in(
                         run_dir,
                         spec,
                         stop_request.reason,
@@ -139,6 +117,7 @@ def train(
                         facts=facts,
                         on_iteration=on_iteration,
                     )
+                return _where_stored(result, uploader)
             finally:
                 stop_request.restore()
 
@@ -177,6 +156,10 @@ def _check_before_any_file(spec: ExperimentSpec) -> RunFacts:
         ],
     )
     preflight_env(spec.env.id, spec.env.kwargs, seed=spec.seed)
+    for bound in (network_timeout_s, runner_return_s, resource_wait_s):
+        bound()  # a bad RLP_*_S setting: one line before any file, not a failure mid-run
+    check_cluster_answers()  # RAY_ADDRESS at a closed port: one line, not minutes of retries
+    check_env_runners_fit(spec)  # more env runners than the local Ray's CPUs: never started
     facts = run_facts(spec)  # `rlp train`'s entry: every consumer after this is handed it
     check_spec_fits_machine(spec, facts)
     return facts
@@ -192,7 +175,17 @@ def train_in_folder(spec: ExperimentSpec, run_dir: Path, *, run_key: str) -> Run
         with _uploaded(spec, run_dir, run_key) as uploader:
             # A seed's entry: it trains in its own Tune worker process.
             facts = run_facts(spec)
-            return _train_in(run_dir, spec, lambda: None, None, (), uploader, facts=facts)
+            result = _train_in(run_dir, spec, lambda: None, None, (), uploader, facts=facts)
+        return _where_stored(result, uploader)
+
+
+def _where_stored(result: "RunResult", uploader: RunUploader | None) -> "RunResult":
+    """The result with the truth about storage, known once the final upload has run."""
+    if uploader is None:
+        return result
+    if uploader.stored:
+        return dataclasses.replace(result, stored_at=uploader.uri)
+    return dataclasses.replace(result, not_stored_at=uploader.uri)
 
 
 @contextlib.contextmanager
@@ -246,7 +239,8 @@ def _train_in(
     on_iteration: IterationHook | None = None,
 ) -> RunResult:
     store = CheckpointStore(run_dir / CHECKPOINTS_DIR, keep_last=spec.checkpoint.keep_last)
-    algo = build_algorithm(spec, facts=facts, run_dir=run_dir, extra=extensions)
+    with waiting_for_resources_noticed(spec):  # a cluster short of them: said every 30 s
+        algo = build_algorithm(spec, facts=facts, run_dir=run_dir, extra=extensions)
     try:
         start = LoopStart()
         if checkpoint is not None:
@@ -258,6 +252,10 @@ def _train_in(
         try:
             with out_of_memory_names_the_settings(spec, store):
                 outcome = _loop(spec, facts, algo, reporter, start, host_stop, on_iteration)
+        except TrainingHealthError as exc:  # a lost env runner, weights gone non-finite
+            raise TrainingHealthError(
+                f"{exc}. Last good checkpoint: {store.latest() or 'none'}"
+            ) from None
         finally:
             reporter.close()
         if outcome.verdict.status is HealthStatus.NAN:
@@ -317,122 +315,3 @@ def out_of_memory_names_the_settings(spec: ExperimentSpec, store: CheckpointStor
 def is_out_of_memory(exc: BaseException) -> bool:
     """torch's CUDA out-of-memory error, also when Ray wraps it (a remote learner's)."""
     return isinstance(exc, torch.OutOfMemoryError) or "CUDA out of memory" in str(exc)
-
-
-class RunFolderReporter:
-    """Where `rlp train` reports: metric sinks, the progress line, checkpoints in the run folder,
-    and the `trial_metrics` summary at the end."""
-
-    def __init__(
-        self,
-        run_dir: Path,
-        spec: ExperimentSpec,
-        store: CheckpointStore,
-        start: LoopStart,
-        *,
-        uploader: RunUploader | None = None,
-        resumed: LoadedCheckpoint | None = None,
-    ) -> None:
-        self.run_dir, self.store, self.uploader = run_dir, store, uploader
-        if resumed is not None:  # before the sinks open the files they append to
-            restore_rows(run_dir, store, resumed)
-        self.sinks = MetricSinks(run_dir, spec, resume_at=start if start.iteration else None)
-        self.progress = ProgressLine(spec.name, spec.stop)
-        self.trial = TrialMetrics()
-        self.last_checkpoint: Path | None = None
-        self.history: list[dict[str, float]] = []
-
-    def report(
-        self,
-        metrics: dict[str, float],
-        *,
-        verdict: HealthVerdict,
-        stop_reason: str,
-        checkpoint: Checkpoint | None,
-    ) -> None:
-        self.sinks.write(metrics)
-        self.progress.update(metrics)
-        self.trial.observe(metrics)
-        self.history.append(metrics)
-        if checkpoint is not None:
-            logger.info("checkpoint {}", self.last_checkpoint)
-            if self.uploader is not None:
-                self.uploader.after_checkpoint()
-
-    def save(self, checkpoint: Checkpoint) -> None:
-        """The checkpoint and its evaluation row, before the metrics row of its iteration;
-        the checkpoint holds a copy of both rows (`restore_rows`)."""
-        row = None
-        meta = checkpoint.meta
-        if checkpoint.evaluation is not None:
-            row = {
-                "iteration": checkpoint.iteration,
-                "env_steps": meta["env_steps"],
-                "checkpoint": checkpoint_name(checkpoint.iteration),
-                **checkpoint.evaluation,
-            }
-            meta = {
-                **meta,
-                EVALUATION_ROW_META_KEY: row,
-                BEST_METRIC_META_KEY: checkpoint.best_metric,
-            }
-        self.last_checkpoint = self.store.save(
-            iteration=checkpoint.iteration, parts=checkpoint.parts, meta=meta
-        )
-        if row is not None:
-            self._record_evaluation(row, checkpoint.best_metric, self.last_checkpoint)
-
-    def _record_evaluation(self, row: dict[str, Any], metric: str | None, saved: Path) -> None:
-        """A row in evaluation.jsonl; `best` moves to `saved` when it beats the best so far."""
-        append_evaluation_row(self.run_dir, row)
-        mark_best(self.store, row, metric, saved)
-
-    def close(self) -> None:
-        self.progress.close()
-        self.sinks.close()
-
-    def finish(self, outcome: LoopOutcome) -> RunResult:
-        summary = self.trial.summary(env_steps=outcome.env_steps, iterations=outcome.iteration)
-        write_json_atomic(self.run_dir / TRIAL_METRICS_FILE, summary)
-        logger.info("stopped: {}", outcome.stop_reason)
-        if outcome.verdict.status is HealthStatus.COLLAPSED:
-            kept = self.store.latest()
-            logger.warning(
-                "health.on_collapse=stop: the collapsed policy was not saved; latest stays {}",
-                kept.name if kept is not None else "none (no healthy checkpoint yet)",
-            )
-        logger.info("trial_metrics: {}", TrialMetrics.format_line(summary))
-        return RunResult(
-            run_dir=self.run_dir,
-            iterations=outcome.iteration,
-            env_steps=outcome.env_steps,
-            trial_metrics=summary,
-            stop_reason=outcome.stop_reason,
-            last_checkpoint=self.last_checkpoint,
-            history=self.history,
-            stored_at=self.uploader.uri if self.uploader is not None else None,
-        )
-
-
-def restore_rows(run_dir: Path, store: CheckpointStore, checkpoint: LoadedCheckpoint) -> None:
-    """On resume: the rows after the checkpoint dropped, and its own metrics and evaluation
-    rows put back where a kill between the checkpoint and its rows (or a torn last line)
-    lost them. Files that need neither are left as they are."""
-    iteration = int(checkpoint.meta["iteration"])
-    truncate_metrics_after(run_dir, iteration)
-    truncate_evaluations_after(run_dir, iteration)
-    restore_metrics_row(run_dir, checkpoint.meta.get(METRICS_ROW_META_KEY))
-    row = checkpoint.meta.get(EVALUATION_ROW_META_KEY)
-    if restore_evaluation_row(run_dir, row):
-        mark_best(store, row, checkpoint.meta.get(BEST_METRIC_META_KEY), checkpoint.path)
-
-
-def mark_best(store: CheckpointStore, row: dict[str, Any], metric: str | None, saved: Path) -> None:
-    """`best` moves to `saved` when its evaluation row beats the best so far."""
-    value = row.get(metric) if metric else None
-    if value is None:
-        return
-    best = store.best_record()
-    if best is None or best["metric"] != metric or value > best["value"]:
-        store.mark_best(saved, metric=metric, value=value)
-        logger.info("best: {} ({} = {:.3g})", saved.name, metric, value)

@@ -38,6 +38,7 @@ from rl_platform.search.space import to_tune_space
 from rl_platform.search.trainable import search_trainable
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.search import SearchSpec
+from rl_platform.storage.run_dir import refuse_links
 
 Observer = Callable[[list[TrialRow]], None]
 # Tune pickles the run config (callbacks included) into tuner.pkl and a resumed search runs the
@@ -335,6 +336,9 @@ def resume_search(
     folder = Path(search_dir).resolve()
     spec = saved_spec(folder)
     budget = trial_budget(spec, source=str(folder))
+    # A link out of the folder would let the set-aside of unsealed files, and Tune's writes,
+    # reach someone else's files: refused, as `rlp train --resume` refuses one.
+    refuse_links(folder)
     unseal(folder)  # before Tune reads (and unpickles) anything in the folder
     if not tune.Tuner.can_restore(str(folder)):
         raise UserError(f"--resume {search_dir}: Tune has no experiment state there to resume")

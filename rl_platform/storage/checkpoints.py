@@ -33,12 +33,21 @@ from rl_platform.utils.atomic import (
     write_json_atomic,
     write_text_atomic,
 )
-from rl_platform.utils.state_codec import load_state_tree, save_state_tree, sha256_bytes
+from rl_platform.utils.state_codec import (
+    STATE_FORMAT,
+    check_format,
+    load_state_tree,
+    save_state_tree,
+    sha256_bytes,
+)
 
 META_FILE = "rlp_state.json"
 FILES_KEY = "files"
 PARTS_KEY = "sha256"
 META_DIGEST_KEY = "meta_sha256"
+FORMAT_KEY = "format"
+"""The checkpoint's format (`STATE_FORMAT`); checkpoints written before it was recorded lack
+it and are read as that format."""
 _NAME = re.compile(r"^iter_(\d{6,})$")
 
 
@@ -73,7 +82,13 @@ class CheckpointStore:
                     stem: save_state_tree(tree, tmp, stem=stem) for stem, tree in parts.items()
                 }
                 files = {p.name: sha256_file(p) for p in sorted(tmp.iterdir()) if p.is_file()}
-                meta = {**meta, "iteration": iteration, PARTS_KEY: hashes, FILES_KEY: files}
+                meta = {
+                    **meta,
+                    FORMAT_KEY: STATE_FORMAT,
+                    "iteration": iteration,
+                    PARTS_KEY: hashes,
+                    FILES_KEY: files,
+                }
                 write_json_atomic(tmp / META_FILE, {**meta, META_DIGEST_KEY: meta_digest(meta)})
             write_text_atomic(self.root / LATEST_FILE, final.name + "\n")
         except OSError as exc:  # disk full, quota, permissions: say what is still safe
@@ -229,6 +244,8 @@ def verify_checkpoint(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     try:
         meta = json.loads((path / META_FILE).read_text())
+        if isinstance(meta, dict) and FORMAT_KEY in meta:  # before its layout is relied on
+            check_format(meta[FORMAT_KEY], where=str(path / META_FILE))
         problem = _record_problem(path, meta)
         if problem is not None:
             raise IntegrityError(

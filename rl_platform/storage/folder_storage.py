@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from rl_platform.base.errors import IntegrityError
+from rl_platform.storage.bounded_filesystem import BoundedFileSystem, open_filesystem
 from rl_platform.utils.atomic import (
     COPY_CHUNK,
     Readable,
@@ -38,7 +39,7 @@ _TEMP_PREFIX = "."
 class FolderStorage:
     """Byte and JSON storage rooted at one folder of a `pyarrow.fs.FileSystem`."""
 
-    def __init__(self, filesystem: pafs.FileSystem, root: str) -> None:
+    def __init__(self, filesystem: "pafs.FileSystem | BoundedFileSystem", root: str) -> None:
         self.filesystem = filesystem
         self.root = root.rstrip("/") if root not in {"", "/"} else root
         self._local = isinstance(filesystem, pafs.LocalFileSystem)
@@ -51,7 +52,7 @@ class FolderStorage:
         text = str(uri)
         if "://" not in text:
             return cls(pafs.LocalFileSystem(), str(Path(text).resolve()))
-        filesystem, root = pafs.FileSystem.from_uri(text)
+        filesystem, root = open_filesystem(text)  # every call bounded (bounded_filesystem)
         return cls(filesystem, root)
 
     @property

@@ -51,14 +51,15 @@ def refuse_links(run_dir: Path) -> None:
     read outside the run, so such a link is refused, naming it. Links that stay inside are
     left alone, and so is what W&B keeps under `wandb/` (its `latest-run`, and debug logs
     linked to W&B's own cache): W&B writes there, never `rlp`, and a resume starts a new W&B
-    run folder beside the old ones (the `wandb` folder itself must not be a link out)."""
+    run folder beside the old ones (the `wandb` folder itself must not be a link out). A
+    search folder (`rlp search --resume`) is checked the same way, its trials' runs included."""
     inside = run_dir.resolve()
     for root, dirs, files in os.walk(run_dir, followlinks=False):
-        if Path(root) == run_dir:
-            dirs[:] = [d for d in dirs if d != WANDB_DIR or (run_dir / d).is_symlink()]
-            entries = [*dirs, *files, *([WANDB_DIR] if (run_dir / WANDB_DIR).is_dir() else [])]
-        else:
-            entries = [*dirs, *files]
+        # W&B's folders (the run's, or each trial's run in a search folder) are checked
+        # themselves, not entered.
+        wandb = [WANDB_DIR] if WANDB_DIR in dirs else []
+        dirs[:] = [d for d in dirs if d != WANDB_DIR or (Path(root) / d).is_symlink()]
+        entries = [*dirs, *files, *wandb]
         for name in dict.fromkeys(entries):
             path = Path(root) / name
             if path.is_symlink() and not path.resolve().is_relative_to(inside):

@@ -14,6 +14,8 @@ from it and goes on uploading to the same place.
 
 Uploads are synchronous: a slow store lengthens the checkpoint step, never races the pruning of
 old checkpoints. A failed upload is a logged warning, never a failed run; the next one retries.
+A store that does not answer fails a call within `RLP_NETWORK_TIMEOUT_S` (30 s,
+`storage.bounded_filesystem`), so one upload waits that long at most before it gives up.
 """
 
 import os
@@ -61,6 +63,9 @@ class RunUploader:
         self._stored: dict[str, FileEntry] = {}
         self._sent_stat: dict[str, tuple[int, int]] = {}  # size, mtime_ns when last uploaded
         self._refused: set[Path] = set()
+        self.stored = False
+        """Whether the last upload, the final one once the run ended, reached storage: only
+        then is the run stored at `uri` (`rlp train`'s closing lines say which)."""
 
     def at_start(self) -> None:
         self._sync(dict(self._files(recursive=False)), final=False)
@@ -77,7 +82,9 @@ class RunUploader:
     def _sync(self, files: dict[str, Path], *, final: bool) -> None:
         try:
             sent = self._upload(files, final=final)
+            self.stored = True
         except Exception as exc:
+            self.stored = False
             # A storage outage (network, credentials, quota: OSError or pyarrow's errors) must
             # never end a training run; the next upload retries what this one missed.
             logger.warning(

@@ -214,3 +214,27 @@ class FakeWandb:
         return types.SimpleNamespace(
             log=lambda data, step=None: self.logged.append(dict(data)), finish=lambda: None
         )
+
+
+DUEL_SELFPLAY = REPO / "experiments" / "duel_selfplay.yaml"
+
+
+def league_run_folder(tmp_path: Path) -> Path:
+    """A duel league run folder: spec, league.json, one checkpoint of main (a 2-vector)."""
+    import numpy as np
+
+    from rl_platform.league import League
+    from rl_platform.spec import load_spec
+    from rl_platform.storage.checkpoints import CheckpointStore
+    from rl_platform.storage.run_dir import write_spec
+
+    run_dir = tmp_path / "league_run"
+    spec = load_spec(DUEL_SELFPLAY)
+    run_dir.mkdir()
+    write_spec(run_dir, spec)
+    League(spec=spec.league, storage=run_dir / "league", seed=0)
+    state = {"learner_group": {"learner": {"rl_module": {"main": {"w": np.zeros(2)}}}}}
+    CheckpointStore(run_dir / "checkpoints").save(
+        iteration=1, parts={"algorithm": state}, meta={"env_steps": 100}
+    )
+    return run_dir

@@ -110,6 +110,7 @@ class FailedOnce:
     search_dir: Path
     count_file: Path
     rows: list[dict[str, str]]
+    console: str
 
 
 def _fail_once(tmp: Path, env: dict[str, str]) -> FailedOnce:
@@ -134,7 +135,9 @@ def _fail_once(tmp: Path, env: dict[str, str]) -> FailedOnce:
     assert returncode == 0, process.output[-6000:]
     (search_dir,) = (tmp / "runs").glob("search/*/*/")
     rows = read_results_csv(search_dir / "results.csv")
-    return FailedOnce(search_dir=search_dir, count_file=tmp / "failures", rows=rows)
+    return FailedOnce(
+        search_dir=search_dir, count_file=tmp / "failures", rows=rows, console=process.output
+    )
 
 
 @pytest.fixture(scope="module")
@@ -149,6 +152,15 @@ def test_a_trial_that_fails_once_is_restarted_and_terminates(failed_once):
     (row,) = failed_once.rows
     assert row["trial_id"] == trial_id and row["status"] == "completed"
     assert int(row["env_steps"]) >= 800
+
+
+def test_the_trials_env_error_stays_off_the_console(failed_once):
+    """Round 4, item 5: Tune's "Trial task failed" and the env's traceback go to the search's
+    log, not the console."""
+    assert "Traceback" not in failed_once.console, failed_once.console[-3000:]
+    assert "Trial task failed" not in failed_once.console
+    log = (failed_once.search_dir / "search.log").read_text()
+    assert "Traceback" in log
 
 
 def test_the_restarted_trial_continues_from_its_checkpoint_not_from_zero(failed_once):

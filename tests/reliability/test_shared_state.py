@@ -14,13 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from rl_platform.cli import app
-from rl_platform.league import League
-from rl_platform.spec import load_spec
 from rl_platform.storage.checkpoints import CheckpointStore
 from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader
-from rl_platform.storage.saved_spec import write_saved_spec
-from tests.reliability.support import REPO
+from tests.reliability.support import league_run_folder
 
 KEYS = ["exp/20261125-101010", "exp/20261125-111111"]
 
@@ -91,23 +88,6 @@ def test_pull_force_replaces_a_run_folder_but_no_other_folder(tmp_path):
         _refused(_pull(str(bucket / KEYS[1]), "--to", str(old_run), "--force"), "in use")
 
 
-DUEL = REPO / "experiments" / "duel_selfplay.yaml"
-
-
-def _league_run(tmp_path: Path) -> Path:
-    """A duel league run folder: spec, league.json, one checkpoint of main (a 2-vector)."""
-    run_dir = tmp_path / "league_run"
-    spec = load_spec(DUEL)
-    run_dir.mkdir()
-    write_saved_spec(run_dir, spec)
-    League(spec=spec.league, storage=run_dir / "league", seed=0)
-    state = {"learner_group": {"learner": {"rl_module": {"main": {"w": np.zeros(2)}}}}}
-    CheckpointStore(run_dir / "checkpoints").save(
-        iteration=1, parts={"algorithm": state}, meta={"env_steps": 100}
-    )
-    return run_dir
-
-
 def _league_add(run_dir: Path, member_id: str):
     checkpoint = run_dir / "checkpoints" / "iter_000001"
     args = ["league", "add", str(run_dir), str(checkpoint), "--id", member_id]
@@ -120,7 +100,7 @@ def _member_ids(run_dir: Path) -> list[str]:
 
 
 def test_league_add_while_the_run_trains_is_refused_and_never_said_added(tmp_path):
-    run_dir = _league_run(tmp_path)
+    run_dir = league_run_folder(tmp_path)
     manifest = run_dir / "league" / "league.json"
     before = manifest.read_bytes()
     with RunLock(run_dir):  # what `rlp train` holds for the whole run
@@ -136,7 +116,7 @@ def test_league_add_while_the_run_trains_is_refused_and_never_said_added(tmp_pat
 
 
 def test_a_tournament_to_an_unusable_out_path_fails_before_any_game_or_rating(tmp_path):
-    run_dir = _league_run(tmp_path)
+    run_dir = league_run_folder(tmp_path)
     manifest = run_dir / "league" / "league.json"
     (tmp_path / "a_file").write_text("x")
     before = manifest.read_bytes()

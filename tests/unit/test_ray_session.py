@@ -1,4 +1,4 @@
-"""Ray's notices go to the run's log file while its errors stay on the console; the dashboard
+"""Ray's notices and errors go to the run's log file, not to the console; the dashboard
 address becomes a URL. No Ray is started."""
 
 import io
@@ -11,7 +11,7 @@ from ray._private.log import PlainRayHandler
 from rl_platform.ray_runtime.session import dashboard_line, dashboard_url, ray_logs_to
 
 
-def test_ray_notices_go_to_the_log_file_and_errors_stay_on_the_console(
+def test_ray_notices_and_errors_go_to_the_log_file_not_the_console(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("RLP_TEST_TOKEN", "s3cret-value")  # a secret-looking name: masked
@@ -28,7 +28,7 @@ def test_ray_notices_go_to_the_log_file_and_errors_stay_on_the_console(
         tune_logger.error("a real failure (token s3cret-value)")
     tune_logger.warning("after the run")
     console = screen.getvalue()
-    assert "gputil" not in console and "a real failure" in console
+    assert "gputil" not in console and "a real failure" not in console  # our line says it
     assert "after the run" in console  # Ray's console is as it was once the run ends
     text = log_file.read_text()
     assert "gputil" in text and "new API" in text and "a real failure (token ***)" in text
