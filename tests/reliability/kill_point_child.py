@@ -46,8 +46,8 @@ def torn_write(sink: sinks.MetricSinks, metrics: dict[str, float]) -> None:
     import json
 
     line = json.dumps(metrics)
-    sink._jsonl.write(line[: len(line) // 2])
-    sink._jsonl.flush()
+    sink._jsonl._file.write(line[: len(line) // 2])  # half a row, as a kill mid-write
+    sink._jsonl._file.flush()
     freeze()
 
 

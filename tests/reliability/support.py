@@ -226,12 +226,12 @@ def league_run_folder(tmp_path: Path) -> Path:
     from rl_platform.league import League
     from rl_platform.spec import load_spec
     from rl_platform.storage.checkpoints import CheckpointStore
-    from rl_platform.storage.run_dir import write_spec
+    from rl_platform.storage.saved_spec import write_saved_spec
 
     run_dir = tmp_path / "league_run"
     spec = load_spec(DUEL_SELFPLAY)
     run_dir.mkdir()
-    write_spec(run_dir, spec)
+    write_saved_spec(run_dir, spec)
     League(spec=spec.league, storage=run_dir / "league", seed=0)
     state = {"learner_group": {"learner": {"rl_module": {"main": {"w": np.zeros(2)}}}}}
     CheckpointStore(run_dir / "checkpoints").save(

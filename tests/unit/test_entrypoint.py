@@ -239,7 +239,7 @@ def test_token_sources_follow_rays_order(tmp_path: Path, monkeypatch: pytest.Mon
 def test_make_client_sends_bearer_header_to_the_explicit_address(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import ray.job_submission
+    from rl_platform.jobs import bounded_client
 
     seen: dict[str, Any] = {}
 
@@ -247,7 +247,9 @@ def test_make_client_sends_bearer_header_to_the_explicit_address(
         def __init__(self, address: str, headers: dict[str, str]) -> None:
             seen.update(address=address, headers=headers, env=os.environ.get("RAY_ADDRESS"))
 
-    monkeypatch.setattr(ray.job_submission, "JobSubmissionClient", Recorder)
+    # The client class `make_client` builds (a bounded `JobSubmissionClient`), replaced
+    # whatever imported it first: patching Ray's class would miss a subclass made before.
+    monkeypatch.setattr(bounded_client, "BoundedJobClient", Recorder)
     monkeypatch.setenv("RAY_AUTH_TOKEN", "tok")
     monkeypatch.setenv("RAY_ADDRESS", "http://elsewhere:8265")
 
