@@ -11,7 +11,6 @@ which resource and what the cluster has free.
 """
 
 import contextlib
-import math
 import os
 import threading
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from loguru import logger
 
 from rl_platform.base.errors import UserError
 from rl_platform.spec import ExperimentSpec
+from rl_platform.utils.env_seconds import seconds_from_env
 
 
 def local_ray_cpus() -> float:
@@ -67,17 +67,8 @@ DEFAULT_RESOURCE_WAIT_S = 30.0
 
 
 def resource_wait_s() -> float:
-    raw = os.environ.get(RESOURCE_WAIT_ENV, "").strip()
-    try:
-        value = float(raw) if raw else DEFAULT_RESOURCE_WAIT_S
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise UserError(
-            f"{RESOURCE_WAIT_ENV}={raw!r}: not a number of seconds > 0 "
-            f"(default {DEFAULT_RESOURCE_WAIT_S:g})"
-        )
-    return value
+    """`RLP_RESOURCE_WAIT_S` in seconds, else the default."""
+    return seconds_from_env(RESOURCE_WAIT_ENV, DEFAULT_RESOURCE_WAIT_S)
 
 
 def waiting_line(spec: ExperimentSpec, *, waited_s: float) -> str:

@@ -13,8 +13,6 @@ the run with `TrainingHealthError` (exit 3) naming the runner and why it was los
 checkpoint stays `latest`.
 """
 
-import math
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,7 +22,8 @@ import ray
 from loguru import logger
 from ray.exceptions import ActorDiedError, GetTimeoutError, RayError
 
-from rl_platform.base.errors import TrainingHealthError, UserError
+from rl_platform.base.errors import TrainingHealthError
+from rl_platform.utils.env_seconds import seconds_from_env
 from rl_platform.utils.oom_kills import oom_kill_count
 
 PING_TIMEOUT_S = 10.0
@@ -47,19 +46,8 @@ class LostRunner:
 
 
 def runner_return_s(environ: Mapping[str, str] | None = None) -> float:
-    raw = (os.environ if environ is None else environ).get(RUNNER_RETURN_ENV, "").strip()
-    if not raw:
-        return DEFAULT_RUNNER_RETURN_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise UserError(
-            f"{RUNNER_RETURN_ENV}={raw!r}: not a number of seconds > 0 "
-            f"(default {DEFAULT_RUNNER_RETURN_S:g})"
-        )
-    return value
+    """`RLP_RUNNER_RETURN_S` in seconds, else the default."""
+    return seconds_from_env(RUNNER_RETURN_ENV, DEFAULT_RUNNER_RETURN_S, environ)
 
 
 def has_remote_env_runners(algo: Any) -> bool:

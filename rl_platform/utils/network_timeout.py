@@ -8,13 +8,12 @@ minutes), `call_within` runs the call in a daemon thread and stops waiting at th
 call may still finish in the background, and a daemon thread never holds up the exit.
 """
 
-import math
-import os
 import threading
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from rl_platform.base.errors import UserError
+from rl_platform.utils.env_seconds import seconds_from_env
 
 NETWORK_TIMEOUT_ENV = "RLP_NETWORK_TIMEOUT_S"
 DEFAULT_NETWORK_TIMEOUT_S = 30.0
@@ -27,19 +26,7 @@ class NetworkTimeoutError(UserError, TimeoutError):
 
 def network_timeout_s(environ: Mapping[str, str] | None = None) -> float:
     """`RLP_NETWORK_TIMEOUT_S` in seconds (> 0, finite), else the default."""
-    raw = (os.environ if environ is None else environ).get(NETWORK_TIMEOUT_ENV, "").strip()
-    if not raw:
-        return DEFAULT_NETWORK_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise UserError(
-            f"{NETWORK_TIMEOUT_ENV}={raw!r}: not a number of seconds > 0 "
-            f"(default {DEFAULT_NETWORK_TIMEOUT_S:g})"
-        )
-    return value
+    return seconds_from_env(NETWORK_TIMEOUT_ENV, DEFAULT_NETWORK_TIMEOUT_S, environ)
 
 
 def bound_text(seconds: float) -> str:
