@@ -238,3 +238,16 @@ def league_run_folder(tmp_path: Path) -> Path:
         iteration=1, parts={"algorithm": state}, meta={"env_steps": 100}
     )
     return run_dir
+
+
+def exit_2_in_one_line(result, *fragments: str) -> str:
+    """A CLI result that is exit 2 with one line holding every fragment, no traceback; the
+    line with its whitespace folded."""
+    output = result.output
+    assert result.exit_code == 2, output
+    assert "Traceback" not in output and "unexpected error" not in output, output
+    assert len(output.strip().splitlines()) == 1, output
+    flat = " ".join(output.split())
+    for fragment in fragments:
+        assert fragment in flat, output
+    return flat

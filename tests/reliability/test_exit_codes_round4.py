@@ -20,21 +20,10 @@ from rl_platform.base.errors import UserError
 from rl_platform.cli import app
 from rl_platform.league import League, LeagueSpec
 from rl_platform.utils.safe_yaml import MAX_ALIAS_VALUES, YamlLimitError, parse_yaml
-from tests.reliability.support import TINY
+from tests.reliability.support import TINY, exit_2_in_one_line
 
 SECRET = "sekrit-round4-5c3e"
 SPEC = "name: round4\nenv: {id: CartPole-v1}\nstop: {iterations: 1}\n"
-
-
-def _exit_2(result, *fragments: str) -> str:
-    output = result.output
-    assert result.exit_code == 2, output
-    assert "Traceback" not in output and "unexpected error" not in output, output
-    assert len(output.strip().splitlines()) == 1, output
-    flat = " ".join(output.split())
-    for fragment in fragments:
-        assert fragment in flat, output
-    return flat
 
 
 def _invoke(*args: str):
@@ -49,9 +38,9 @@ def _spec(tmp_path: Path, text: str = SPEC) -> Path:
 
 def _validate_and_train(tmp_path: Path, spec: Path, *args: str, fragments: list[str]) -> str:
     """The same one line from `rlp validate` and `rlp train`, and no run folder."""
-    _exit_2(_invoke("validate", str(spec), *args), *fragments)
+    exit_2_in_one_line(_invoke("validate", str(spec), *args), *fragments)
     runs = tmp_path / "runs"
-    line = _exit_2(_invoke("train", str(spec), *args, "--out", str(runs)), *fragments)
+    line = exit_2_in_one_line(_invoke("train", str(spec), *args, "--out", str(runs)), *fragments)
     assert not runs.exists()
     return line
 
@@ -100,14 +89,14 @@ def test_a_spec_path_that_is_a_folder_says_so(tmp_path):
     line = _validate_and_train(tmp_path, folder, fragments=[str(folder), "is a folder"])
     assert "not found" not in line
     spec = _spec(tmp_path, SPEC + "_base: specs\n")  # an include that is a folder
-    _exit_2(_invoke("validate", str(spec)), str(folder), "is a folder")
+    exit_2_in_one_line(_invoke("validate", str(spec)), str(folder), "is a folder")
 
 
 def test_a_league_json_that_is_not_a_regular_file_says_so(tmp_path):
     run_dir = tmp_path / "run"
     manifest = run_dir / "league" / "league.json"
     manifest.mkdir(parents=True)  # a folder where the manifest belongs
-    line = _exit_2(_invoke("league", "show", str(run_dir)), str(manifest), "is a folder")
+    line = exit_2_in_one_line(_invoke("league", "show", str(run_dir)), str(manifest), "is a folder")
     assert "not found" not in line
     spec = LeagueSpec.model_validate({"scripted": ["based"]})
     with pytest.raises(UserError, match=r"league\.json is a folder"):  # `--resume` opens this
@@ -125,7 +114,9 @@ def test_a_run_folder_path_holding_a_secret_is_masked(source, tmp_path, monkeypa
     spec = _spec(tmp_path, text)
     run_dir = tmp_path / SECRET / "run"
     run_dir.mkdir(parents=True)  # not a run folder: the error line quotes its path
-    line = _exit_2(_invoke("train", str(spec), "--resume", str(run_dir)), "not a run folder")
+    line = exit_2_in_one_line(
+        _invoke("train", str(spec), "--resume", str(run_dir)), "not a run folder"
+    )
     assert SECRET not in line and f"{tmp_path}/***/run" in line
 
 
@@ -147,7 +138,9 @@ def test_a_small_alias_bomb_is_refused_quickly_naming_the_file_and_the_bound(tmp
     spec = _spec(tmp_path, SPEC + bomb)
     peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.process_time()
-    _exit_2(_invoke("validate", str(spec)), str(spec), f"{MAX_ALIAS_VALUES:,}", "aliases")
+    exit_2_in_one_line(
+        _invoke("validate", str(spec)), str(spec), f"{MAX_ALIAS_VALUES:,}", "aliases"
+    )
     assert time.process_time() - started < 4.0  # 19 s once, and 450 MB
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before < 100_000  # KiB
 

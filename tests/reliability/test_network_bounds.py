@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from rl_platform.cli import app
 from rl_platform.utils.network_timeout import DEFAULT_NETWORK_TIMEOUT_S, NETWORK_TIMEOUT_ENV
-from tests.reliability.support import CARTPOLE, TINY, sets
+from tests.reliability.support import CARTPOLE, TINY, exit_2_in_one_line, sets
 
 BOUND_S = 1.0
 # A call that times out at the bound returns within it plus this much (thread start, the CLI).
@@ -56,17 +56,6 @@ def _invoke(*args: str):
     return result, time.monotonic() - started
 
 
-def _one_error_line(result, *fragments: str) -> str:
-    output = result.output
-    assert result.exit_code == 2, output
-    assert "Traceback" not in output and "unexpected error" not in output, output
-    assert len(output.strip().splitlines()) == 1, output
-    flat = " ".join(output.split())
-    for fragment in fragments:
-        assert fragment in flat, output
-    return flat
-
-
 def _storage(scheme: str, port: int) -> str:
     options = f"endpoint_override=127.0.0.1:{port}&scheme=http"
     if scheme == "s3":
@@ -86,7 +75,7 @@ def test_a_job_server_that_never_answers_is_one_line_within_the_bound(verb, boun
     with _silent_server() as port:
         address = f"http://127.0.0.1:{port}"
         result, waited = _invoke(*args, "--address", address)
-    _one_error_line(result, address, f"{NETWORK_TIMEOUT_ENV}=1 s")
+    exit_2_in_one_line(result, address, f"{NETWORK_TIMEOUT_ENV}=1 s")
     assert waited < BOUND_S + SLACK_S, f"waited {waited:.1f} s"
 
 
@@ -97,7 +86,7 @@ def test_rlp_pull_from_storage_that_never_answers_is_one_line_within_the_bound(
     with _silent_server() as port:
         uri = _storage(scheme, port).replace("/runs?", "/runs/demo/20260101-000000?")
         result, waited = _invoke("pull", uri, "--to", str(tmp_path / "pulled"))
-    _one_error_line(result, f"{NETWORK_TIMEOUT_ENV}=1 s")
+    exit_2_in_one_line(result, f"{NETWORK_TIMEOUT_ENV}=1 s")
     assert waited < BOUND_S + SLACK_S, f"waited {waited:.1f} s"
     assert not (tmp_path / "pulled").exists()
 
@@ -133,6 +122,6 @@ def test_train_with_ray_address_at_a_closed_port_is_one_line_and_leaves_no_run_f
     monkeypatch.setenv("RAY_ADDRESS", address)
     out = tmp_path / "runs"
     result, waited = _invoke("train", str(CARTPOLE), *sets(TINY), "--out", str(out))
-    _one_error_line(result, f"RAY_ADDRESS={address}", "no Ray cluster answers")
+    exit_2_in_one_line(result, f"RAY_ADDRESS={address}", "no Ray cluster answers")
     assert waited < 10, f"waited {waited:.1f} s"  # once minutes of Ray's GCS retries
     assert not out.exists()

@@ -36,18 +36,7 @@ from rl_platform.storage.checkpoints import (
 from rl_platform.teachers import DUEL_ENV
 from rl_platform.utils import state_codec
 from rl_platform.utils.state_codec import STATE_FORMAT, StateFormatError
-from tests.reliability.support import REPO, RLP, child_env, wait_for
-
-
-def _exit_2(result, *fragments: str) -> str:
-    output = result.output
-    assert result.exit_code == 2, output
-    assert "Traceback" not in output and "unexpected error" not in output, output
-    assert len(output.strip().splitlines()) == 1, output
-    flat = " ".join(output.split())
-    for fragment in fragments:
-        assert fragment in flat, output
-    return flat
+from tests.reliability.support import REPO, RLP, child_env, exit_2_in_one_line, wait_for
 
 
 def _invoke(*args: str):
@@ -97,7 +86,9 @@ def _web_server(status: int, body: bytes) -> Iterator[str]:
 @pytest.mark.parametrize("verb", [["jobs", "list"], ["jobs", "status", "raysubmit_x"]])
 def test_a_job_address_that_is_not_a_ray_job_server_is_one_line_naming_it(verb, status, body):
     with _web_server(status, body) as address:
-        line = _exit_2(_invoke(*verb, "--address", address), address, "not as a Ray job server")
+        line = exit_2_in_one_line(
+            _invoke(*verb, "--address", address), address, "not as a Ray job server"
+        )
     assert "8265" in line  # the hint: the dashboard port
 
 
@@ -272,7 +263,7 @@ def test_a_checkpoint_in_a_newer_format_is_refused_naming_both_formats(how, tmp_
     assert decoded == []
     monkeypatch.undo()
     out = tmp_path / "policy.safetensors"
-    _exit_2(_invoke("export", str(folder), str(out)), STATE_FORMAT)
+    exit_2_in_one_line(_invoke("export", str(folder), str(out)), STATE_FORMAT)
     assert not out.exists()
 
 
