@@ -23,6 +23,7 @@ from rl_platform.losses.bc import standardize_advantages
 from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.sampling.rollout_batch import RolloutBatch
 from rl_platform.spec import validate_spec_data
+from tests.integration.test_array_learner import _batch as plain_batch
 from tests.integration.test_array_learner import _host_reads_refused
 
 OBS_DIM, ACTIONS, MODULE = 6, 4, "main"
@@ -60,17 +61,10 @@ def _settings(coef: float) -> BCSettings:
 
 
 def _batch(size: int, seed: int) -> FlatBatch:
-    rng = np.random.default_rng(seed)
-    logits = rng.normal(size=(size, ACTIONS)).astype(np.float32)
-    actions = rng.integers(0, ACTIONS, size)
-    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
-    return FlatBatch(
-        obs=torch.tensor(rng.normal(size=(size, OBS_DIM)), dtype=torch.float32),
-        actions=torch.tensor(actions),
-        logp=torch.tensor(log_probs[np.arange(size), actions]),
-        logits=torch.tensor(logits),
-        advantages=torch.tensor(rng.normal(size=size), dtype=torch.float32),
-        value_targets=torch.tensor(3 * rng.normal(size=size), dtype=torch.float32),
+    """The array learner test's batch, with BC's columns: a teacher's action and a mode per step."""
+    rng = np.random.default_rng(seed + 1)
+    return dataclasses.replace(
+        plain_batch(size, seed),
         teacher_actions=torch.tensor(rng.integers(0, ACTIONS, size)),
         bc_mode=torch.tensor(rng.integers(0, 3, size)),
     )
