@@ -10,8 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from ray.rllib.core.columns import Columns
-from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
+from ray.rllib.policy.sample_batch import MultiAgentBatch
 
 from rl_platform.bc.extension import bc_extension
 from rl_platform.imitation.schedule import BCSettings
@@ -25,6 +24,7 @@ from rl_platform.sampling.rollout_batch import RolloutBatch
 from rl_platform.spec import validate_spec_data
 from tests.integration.test_array_learner import _batch as plain_batch
 from tests.integration.test_array_learner import _host_reads_refused
+from tests.integration.test_array_learner import _sample_batch as plain_sample_batch
 
 OBS_DIM, ACTIONS, MODULE = 6, 4, "main"
 
@@ -71,17 +71,11 @@ def _batch(size: int, seed: int) -> FlatBatch:
 
 
 def _sample_batch(flat: FlatBatch) -> MultiAgentBatch:
-    data = {
-        Columns.OBS: flat.obs.numpy(),
-        Columns.ACTIONS: flat.actions.numpy(),
-        Columns.ACTION_LOGP: flat.logp.numpy(),
-        Columns.ACTION_DIST_INPUTS: flat.logits.numpy(),
-        "advantages": flat.advantages.numpy(),
-        "value_targets": flat.value_targets.numpy(),
-        TEACHER_ACTION: flat.teacher_actions.numpy(),
-        BC_MODE: flat.bc_mode.numpy(),
-    }
-    return MultiAgentBatch({MODULE: SampleBatch(data)}, env_steps=flat.size)
+    """The array learner test's sample batch with BC's two columns."""
+    batch = plain_sample_batch(flat)
+    batch.policy_batches[MODULE][TEACHER_ACTION] = flat.teacher_actions.numpy()
+    batch.policy_batches[MODULE][BC_MODE] = flat.bc_mode.numpy()
+    return batch
 
 
 def _optimizer(learner: Any) -> torch.optim.Adam:
