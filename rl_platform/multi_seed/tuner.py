@@ -21,6 +21,7 @@ from ray.air.constants import EXPR_ERROR_FILE
 from rl_platform.multi_seed.folder import TUNE_DIR, new_seeds_dir, seed_run_dir
 from rl_platform.multi_seed.summary import final_values, seeds_summary
 from rl_platform.ray_runtime.session import ensure_ray, ray_logs_to
+from rl_platform.ray_runtime.worker_output import workers_on_console
 from rl_platform.run.train import train_in_folder
 from rl_platform.search.budget import actor_bundles, driver_bundle
 from rl_platform.spec import ExperimentSpec, validate_spec_data
@@ -98,7 +99,8 @@ def run_seeds(
         seed_spec(spec.dump(), seed)  # a seed the schema refuses fails before Ray starts
     parent = new_seeds_dir(out_dir, spec, seeds)
     parent_key = parent.relative_to(out_dir.resolve()).as_posix()
-    with ray_logs_to(parent / LOG_FILE):
+    # The trials' lines are their runs' progress: they keep the console.
+    with ray_logs_to(parent / LOG_FILE), workers_on_console(seed_trainable.__name__):
         ensure_ray(dashboard=dashboard)
         summary = _fit_seeds(spec, seeds, parent, parent_key)
     write_json_atomic(parent / TRIAL_METRICS_FILE, summary)

@@ -10,8 +10,8 @@ RLlib's and Tune's own account of a failure, with the full traceback, before the
 then `error: env ...`). While `ray_logs_to` is open all of them go to a log file (a run's
 train.log; for the verbs without a run folder, `rlp eval`, `run`, `watch`, `league ...`, the
 user's `notices_log()`) and none reaches the console: what ends a command is said by its own
-line (`cli_errors`), and a lost env runner by the training loop's warning. Output that Ray's
-workers print (`log_to_driver`, prefixed with the actor) is not a log record and still shows.
+line (`cli_errors`), and a lost env runner by the training loop's warning. What Ray's workers
+print and the GCS's notices are not log records: `worker_output.py` sends them here too.
 """
 
 import contextlib
@@ -23,6 +23,8 @@ from pathlib import Path
 from rl_platform.utils.secrets import environment_secrets, mask_text
 
 RAY_LOGGERS = ("ray", "ray.rllib", "ray.data")
+_open_logs = 0
+"""How many `ray_logs_to` are open (nested: a run inside a seeds study's trial)."""
 _FORMAT = "%(asctime)s | %(levelname)-8s | %(name)s:%(lineno)d - %(message)s"
 
 
@@ -66,14 +68,22 @@ def ray_logs_to(log_file: Path) -> Iterator[None]:
         handler.addFilter(off)
     for name in RAY_LOGGERS:
         logging.getLogger(name).addHandler(to_file)
+    global _open_logs
+    _open_logs += 1
     try:
         yield
     finally:
+        _open_logs -= 1
         for name in RAY_LOGGERS:
             logging.getLogger(name).removeHandler(to_file)
         for handler in consoles:
             handler.removeFilter(off)
         to_file.close()
+
+
+def a_ray_log_is_open() -> bool:
+    """Whether Ray's output goes to a log file now (`worker_output.py` asks from Ray's thread)."""
+    return _open_logs > 0
 
 
 def notices_log() -> Path:

@@ -14,6 +14,7 @@ parent-death check waits on the GCS, outlived a GCS that had died first.
 """
 
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -79,6 +80,7 @@ def _end_for_a_lost_raylet(batch: dict[str, Any]) -> None:
 
 
 def _guarded(printer: Callable[..., None]) -> Callable[..., None]:
+    @functools.wraps(printer)  # keeps `worker_output`'s mark
     def print_batch(batch: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         if _raylet_lost(batch):
             _end_for_a_lost_raylet(batch)

@@ -8,10 +8,11 @@ they print notices that ask nothing of a local user: token auth being on, workin
 `RLModule.__init__` triggers, "Install gputil", "Trainable.setup took N seconds". While a run is
 open, `ray_logs_to` writes them to its log file and leaves only Ray's errors on the console.
 
-Remote env runners are other processes: `log_to_driver` prints their output here, prefixed with
-the actor (a user env's prints and errors included), and Ray folds repeats into one line. Their
-own Ray notices are left alone: a `worker_process_setup_hook` could quiet them, but any job-level
-runtime env makes every new worker start ~3.5 s slower on 2 cores (tests/conftest.py).
+Remote env runners are other processes: `log_to_driver` sends their output here, prefixed with
+the actor (a user env's prints and errors included), and `worker_output.py` writes it to the
+open log with the GCS's notices ("A worker died ..."). Their own Ray notices are not quieted at
+the source: a `worker_process_setup_hook` could, but any job-level runtime env makes every new
+worker start ~3.5 s slower on 2 cores (tests/conftest.py).
 """
 
 import os
@@ -30,6 +31,7 @@ from rl_platform.ray_runtime.lost_ray import (
     ray_descendants,
     watch_for_a_lost_raylet,
 )
+from rl_platform.ray_runtime.worker_output import route_worker_output
 
 __all__ = [
     "RAY_LOGGERS",
@@ -80,6 +82,7 @@ def ensure_ray(
         return
     if os.environ.get("RAY_ADDRESS"):
         context = ray.init(log_to_driver=log_to_driver)
+        route_worker_output()
     else:
         context = ray.init(
             address="local",
@@ -89,6 +92,7 @@ def ensure_ray(
             log_to_driver=log_to_driver,
         )
         _started_local = True
+        route_worker_output()
         watch_for_a_lost_raylet()  # one line, not Ray's 40, and no Ray process left
     if dashboard:
         url = dashboard_url(context.dashboard_url)

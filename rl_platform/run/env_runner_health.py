@@ -23,6 +23,7 @@ from loguru import logger
 from ray.exceptions import ActorDiedError, GetTimeoutError, RayError
 
 from rl_platform.base.errors import TrainingHealthError
+from rl_platform.ray_runtime.worker_output import take_env_errors
 from rl_platform.utils.env_seconds import seconds_from_env
 from rl_platform.utils.oom_kills import oom_kill_count
 
@@ -131,6 +132,8 @@ class LostRunnerWait:
         if first:
             self.since = time.monotonic()
         names = "; ".join(runner.describe() for runner in lost) or "no runner is out of service"
+        if env_errors := take_env_errors():  # RLlib ends a runner whose env raised
+            names += f"; its env failed: {env_errors[-1]}"
         total = self.algo.env_runner_group.num_remote_env_runners()
         if lost and all(runner.dead for runner in lost) and len(lost) == total:
             raise _all_lost(self.algo, lost, iteration=iteration)
@@ -173,5 +176,5 @@ def _all_lost(algo: Any, lost: list[LostRunner], *, iteration: int) -> TrainingH
     return TrainingHealthError(
         f"iteration {iteration}: all {len(lost)} env runner(s) were lost and restarted the "
         f"maximum {limit} time(s) ({names}); no env steps can be sampled any more, so training "
-        "stopped (the env runner errors are in the log above)"
+        "stopped (the env runners' own output is in the run's train.log)"
     )

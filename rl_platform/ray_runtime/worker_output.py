@@ -1,0 +1,119 @@
+"""What Ray's workers print goes to the run's log while a run is open, not to the console.
+
+Ray's driver prints two streams that are not log records, so `ray_logs_to` cannot keep them
+off the console: what remote workers write to stdout/stderr (`log_to_driver`: a remote env
+runner's traceback when a user's env raises, the env's own prints), prefixed with the actor;
+and the notices the GCS publishes to the driver ("(raylet) A worker died or was killed while
+executing a task ..." when an env runner is SIGKILLed). Both reach the console before or after
+the one line `rlp` prints for what happened. While `ray_logs_to` is open (a run's `train.log`,
+a seeds study's log, the notices log of the verbs without a run folder), each printed line
+becomes a record of the `ray.workers` logger there, with Ray's prefix; at other times Ray prints
+them as it would. The actors named by `workers_on_console` are ours (a seeds study's trials,
+whose lines are their runs' progress) and keep the console.
+
+Ray 2.60 has no public hook for this: the driver's log thread calls the handler that `ray.init`
+registered on `global_worker_stdstream_dispatcher` (a `functools.partial` of
+`print_to_stdstream`, bound at `ray.init`), and its error listener looks up
+`ray._private.worker.print_to_stdstream` each time it prints. Both are replaced here; a Ray
+upgrade must recheck them (tests/reliability/test_console_is_ours.py fails if either moves).
+"""
+
+import contextlib
+import functools
+import logging
+import re
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import ray._private.worker as ray_worker
+
+from rl_platform.ray_runtime.logs import a_ray_log_is_open
+
+WORKER_LOGGER = logging.getLogger("ray.workers")
+WORKER_LOGGER.setLevel(logging.INFO)  # Ray's own level for `ray` may be WARNING
+_PRINT_HANDLER = "ray_print_logs"
+"""The name `ray.init` registers its worker-log printer under (ray/_private/worker.py)."""
+_UNPREFIXED = ("raylet", "autoscaler")
+_USER_ENV_ERROR = re.compile(r"\bUserEnvError: (?P<message>.+)$")
+"""The last line of a remote env runner's traceback when a user's env failed in it
+(`envs/user_env_checks.py`): our own one-line account of the failure."""
+_env_errors: deque[str] = deque(maxlen=16)
+_on_console: set[str] = set()
+
+
+@contextlib.contextmanager
+def workers_on_console(*actor_names: str) -> Iterator[None]:
+    """While open, what these actors (Ray's prefix names) print stays on the console."""
+    _on_console.update(actor_names)
+    try:
+        yield
+    finally:
+        _on_console.difference_update(actor_names)
+
+
+def _source(batch: dict[str, Any]) -> str:
+    return batch.get("actor_name") or batch.get("task_name") or ""
+
+
+def _prefix(batch: dict[str, Any]) -> str:
+    """Ray's own prefix: `(raylet) `, `(SingleAgentEnvRunner pid=123, ip=10.0.0.1) `."""
+    pid = batch.get("pid")
+    if pid in _UNPREFIXED:
+        return f"({pid}) "
+    who = _source(batch)
+    where = f", ip={batch['ip']}" if batch.get("ip") else ""
+    return f"({who} pid={pid}{where}) ".replace("( ", "(")
+
+
+def log_worker_lines(batch: dict[str, Any]) -> None:
+    """Each printed line as a record (stderr at WARNING), one per line, no folding of repeats."""
+    level = logging.WARNING if batch.get("is_err") else logging.INFO
+    prefix = _prefix(batch)
+    for line in batch.get("lines") or []:
+        WORKER_LOGGER.log(level, "%s%s", prefix, line)
+
+
+def _note_env_errors(batch: dict[str, Any]) -> None:
+    if not batch.get("is_err"):
+        return
+    for line in batch.get("lines") or []:
+        if found := _USER_ENV_ERROR.search(str(line)):
+            _env_errors.append(found["message"])
+
+
+def take_env_errors() -> list[str]:
+    """The user env errors remote env runners printed since the last call, oldest first: a
+    runner that RLlib restarts after its env raised is named with its env's own line."""
+    taken = list(_env_errors)
+    _env_errors.clear()
+    return taken
+
+
+def _to_the_log_while_open(printer: Callable[..., None]) -> Callable[..., None]:
+    @functools.wraps(printer)  # keeps `lost_ray`'s mark when it wrapped the printer first
+    def print_or_log(batch: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+        _note_env_errors(batch)
+        if a_ray_log_is_open() and _source(batch) not in _on_console:
+            log_worker_lines(batch)
+        else:
+            printer(batch, *args, **kwargs)
+
+    print_or_log.rlp_routed = True  # type: ignore[attr-defined]
+    return print_or_log
+
+
+def route_worker_output() -> None:
+    """After `ray.init`: workers' printed output and the GCS's notices go to the open log."""
+    printer = ray_worker.print_to_stdstream
+    if getattr(printer, "rlp_routed", False):
+        return
+    routed = _to_the_log_while_open(printer)
+    ray_worker.print_to_stdstream = routed  # the error listener's notices
+    dispatcher = ray_worker.global_worker_stdstream_dispatcher
+    if any(name == _PRINT_HANDLER for name, _ in dispatcher.handlers):  # log_to_driver=True
+        ignore_prefix = ray_worker._should_ignore_worker_log_prefix(ray_worker.global_worker)
+        dispatcher.remove_handler(_PRINT_HANDLER)
+        dispatcher.add_handler(
+            _PRINT_HANDLER, functools.partial(routed, ignore_prefix=ignore_prefix)
+        )
