@@ -90,6 +90,12 @@ def _bc_training(training: BCTraining) -> dict[str, Any]:
     }
 
 
+REPLAY_BUFFERS = {
+    "prioritized": "PrioritizedEpisodeReplayBuffer",
+    "uniform": "EpisodeReplayBuffer",
+}
+
+
 def _replay_training(t: DQNTraining | SACTraining) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "gamma": t.gamma,
@@ -97,10 +103,8 @@ def _replay_training(t: DQNTraining | SACTraining) -> dict[str, Any]:
         "grad_clip": t.grad_clip,
         "n_step": t.n_step,
         "num_steps_sampled_before_learning_starts": t.num_steps_sampled_before_learning_starts,
-        "replay_buffer_config": {
-            "type": "PrioritizedEpisodeReplayBuffer",
-            "capacity": t.replay_capacity,
-        },
+        # A new type replaces RLlib's whole buffer config (prioritized keeps its alpha/beta).
+        "replay_buffer_config": {"type": REPLAY_BUFFERS[t.replay], "capacity": t.replay_capacity},
     }
     if isinstance(t, DQNTraining):
         kwargs |= {

@@ -130,6 +130,9 @@ class DQNTraining(CommonTraining):
     """Replay minibatch size per learner."""
     replay_capacity: PositiveInt = 50_000
     """Replay buffer capacity in env steps."""
+    replay: Literal["prioritized", "uniform"] = "prioritized"
+    """How the replay buffer samples: by TD error (Rainbow's prioritized replay, RLlib's
+    default for DQN) or uniformly."""
     target_network_update_freq: PositiveInt = 500
     """Env steps between target-network syncs."""
     num_steps_sampled_before_learning_starts: NonNegativeInt = 1000
@@ -166,6 +169,9 @@ class SACTraining(CommonTraining):
     """Initial entropy temperature."""
     replay_capacity: PositiveInt = 1_000_000
     """Replay buffer capacity in env steps."""
+    replay: Literal["prioritized", "uniform"] = "uniform"
+    """How the replay buffer samples: uniformly, as SAC's paper and its published results
+    (CleanRL, SB3, Spinning Up) do, or by TD error (RLlib's own SAC default)."""
     num_steps_sampled_before_learning_starts: NonNegativeInt = 1500
     """Warm-up env steps before the first update."""
     n_step: PositiveInt = 1
