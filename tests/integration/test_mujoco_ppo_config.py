@@ -35,7 +35,7 @@ def test_batch_geometry_is_cleanrls(env):
     assert (config.minibatch_size, config.num_epochs) == (64, 10)
     assert config.lr == [[0, 3.0e-4], [999424, 0.0]]
     assert (config.gamma, config.lambda_, config.clip_param) == (0.99, 0.95, 0.2)
-    assert (config.grad_clip, config.entropy_coeff, config.vf_loss_coeff) == (0.5, 0.0, 0.5)
+    assert (config.grad_clip, config.entropy_coeff, config.vf_loss_coeff) == (0.5, 0.0, 0.25)
     assert config.vf_clip_param == float("inf")
     model = module_spec_for(spec).model_config
     assert model.free_log_std and not model.vf_share_layers
