@@ -173,4 +173,7 @@ def test_a_planted_pickle_in_a_checkpoint_is_refused_and_never_runs(filtered_run
     assert (run_dir / "metrics.jsonl").read_text() == metrics_before
     assert CheckpointStore(run_dir / "checkpoints").latest() == latest
 
+    played = CliRunner().invoke(app, ["eval", f"checkpoint://{run_dir}", "--episodes", "1"])
+    assert played.exit_code == 2, played.output
+    assert "mean_array" in " ".join(played.output.split())
     assert not marker.exists(), "the planted pickle ran"
