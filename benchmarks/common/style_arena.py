@@ -55,11 +55,17 @@ def trained_policy(
     run_dir: Path, *, sample: bool, forgets: tuple[str, ...] | None
 ) -> tuple[Any, EnvContext]:
     """The run's trained policy (its latest checkpoint); with `forgets`, its memory-cut twin."""
-    spec, weights = learned_parts(f"checkpoint://{run_dir}")
+    spec, weights, observation_filter = learned_parts(f"checkpoint://{run_dir}")
     context = duel_context()
     policy_class = None if forgets is None else functools.partial(ForgetfulPolicy, forgets=forgets)
     policy = learned_policy(
-        spec, weights, env=context, sample=sample, label=spec.name, policy_class=policy_class
+        spec,
+        weights,
+        env=context,
+        sample=sample,
+        label=spec.name,
+        policy_class=policy_class,
+        observation_filter=observation_filter,
     )
     return policy, context
 

@@ -64,12 +64,14 @@ def apply_to_env_runner(settings: BCSettings, env_runner: Any) -> int:
     return len(pieces)
 
 
-def preload_on_env_runner(uri: str, spec: Any, weights: dict, env_runner: Any) -> int:
-    """Give the env runner's teachers `uri`'s model and weights (they may not see the run
-    folder, e.g. on another node); returns how many teachers got them."""
+def preload_on_env_runner(
+    uri: str, spec: Any, weights: dict, observation_filter: Any, env_runner: Any
+) -> int:
+    """Give the env runner's teachers `uri`'s model, weights and observation filter (they may
+    not see the run folder, e.g. on another node); returns how many teachers got them."""
     pieces = find_labelers(getattr(env_runner, "_env_to_module", None))
     for piece in pieces:
-        piece.teacher().preload(uri, spec, weights)
+        piece.teacher().preload(uri, spec, weights, observation_filter=observation_filter)
     return len(pieces)
 
 
@@ -120,8 +122,8 @@ class BCCallback(RLlibCallback):
         """Send the current run teacher's spec and weights to the env runners."""
         assert self.settings is not None and self.settings.teacher is not None
         uri = self.settings.teacher
-        spec, weights = learned_parts(uri)
-        ship = functools.partial(preload_on_env_runner, uri, spec, weights)
+        spec, weights, observation_filter = learned_parts(uri)
+        ship = functools.partial(preload_on_env_runner, uri, spec, weights, observation_filter)
         env_runner_group.foreach_env_runner(
             ship, local_env_runner=True, remote_worker_ids=env_runner_ids
         )

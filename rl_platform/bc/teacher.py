@@ -1,10 +1,10 @@
 """The teacher on an env runner: a `Policy` loaded from its URI, reloaded when the URI changes.
 
 Teachers come from `rl_platform.policies.load_policy` (scripted://, checkpoint://, league://,
-random), acting greedily unless the URI says `?sample=true`, or from a preloaded spec and weights
-(`preload`: a teacher from the run itself, shipped by the driver because remote env runners
-cannot read the run folder). Stateful teachers (LSTMs) keep one state per row key; keys of
-finished episodes are forgotten.
+random), acting greedily unless the URI says `?sample=true`, or from a preloaded spec, weights
+and observation filter (`preload`: a teacher from the run itself, shipped by the driver because
+remote env runners cannot read the run folder). Stateful teachers (LSTMs) keep one state per
+row key; keys of finished episodes are forgotten.
 """
 
 from collections.abc import Hashable, Sequence
@@ -17,6 +17,7 @@ from loguru import logger
 from rl_platform.base.errors import UserError
 from rl_platform.policies import EnvContext, Policy, load_policy
 from rl_platform.policies.loading import learned_policy
+from rl_platform.policies.observation_filter import ObservationFilter
 from rl_platform.spec.policy_uri import parse_policy_uri
 
 
@@ -41,18 +42,33 @@ class Teacher:
         self.uri: str | None = None
         self._policy: Policy | None = None
         self._keys: set[Hashable] = set()
-        self._preloaded: tuple[str, Any, dict[str, np.ndarray]] | None = None
+        self._preloaded: tuple[str, Any, dict[str, np.ndarray], Any] | None = None
 
-    def preload(self, uri: str, spec: Any, weights: dict[str, np.ndarray]) -> None:
-        """Act as `uri` with this run spec's model and these weights when asked for it."""
-        self._preloaded = (uri, spec, weights)
+    def preload(
+        self,
+        uri: str,
+        spec: Any,
+        weights: dict[str, np.ndarray],
+        *,
+        observation_filter: ObservationFilter | None = None,
+    ) -> None:
+        """Act as `uri` with this run spec's model, these weights and (a run with
+        `env.observation_filter`) its filter when asked for it."""
+        self._preloaded = (uri, spec, weights, observation_filter)
 
     def _load(self, uri: str) -> Policy:
         if self._preloaded is None or self._preloaded[0] != uri:
             return load_policy(uri, env=self.context)
-        _, spec, weights = self._preloaded
+        _, spec, weights, observation_filter = self._preloaded
         sample = bool(parse_policy_uri(uri).sample)
-        return learned_policy(spec, weights, env=self.context, sample=sample, label=uri)
+        return learned_policy(
+            spec,
+            weights,
+            env=self.context,
+            sample=sample,
+            label=uri,
+            observation_filter=observation_filter,
+        )
 
     def policy(self, uri: str) -> Policy:
         if self._policy is None or uri != self.uri:

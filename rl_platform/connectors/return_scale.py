@@ -58,3 +58,24 @@ class ReturnScale:
     def std(self) -> float:
         """The divisor now: the running standard deviation of the discounted return."""
         return float(np.sqrt(self.returns.var + EPSILON))
+
+    def state(self) -> dict[str, float]:
+        """The running statistics, for a checkpoint. The open episodes' sums are left out: a
+        resumed run's env runners start new episodes, so no chunk would continue them."""
+        returns = self.returns
+        return {
+            "mean": float(returns.mean),
+            "var": float(returns.var),
+            "count": float(returns.count),
+        }
+
+    def restore(self, state: dict[str, float]) -> None:
+        """Continue from `state()`'s statistics (a `ValueError` for anything else)."""
+        try:
+            mean, var, count = (float(state[key]) for key in ("mean", "var", "count"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not reward-scale statistics: {state!r:.120}") from exc
+        if not (np.isfinite([mean, var, count]).all() and var >= 0 and count > 0):
+            raise ValueError(f"reward-scale statistics out of range: {state!r:.120}")
+        self.returns.mean, self.returns.var = np.float64(mean), np.float64(var)
+        self.returns.count = count

@@ -7,7 +7,8 @@ GAE reads them; the env runners' episodes, and every episode return reported, ke
 rewards. PPO's learner prepends `AddOneTsToEpisodesAndTruncate`, which runs first: it appends
 one bootstrap step with reward 0 to every chunk and suffixes the episode id with `_<index>`,
 so the last reward of each chunk is left out of the statistics and the id is read without
-the suffix.
+the suffix. The statistics are this piece's state, which the learner keeps in its own
+(`learners/connector_state.py`), so a resumed run scales as the uninterrupted one.
 """
 
 from typing import Any
@@ -19,6 +20,8 @@ from ray.rllib.utils.annotations import override
 from ray.rllib.utils.typing import EpisodeType
 
 from rl_platform.connectors.return_scale import ReturnScale
+
+RETURNS_KEY = "returns"
 
 
 class ScaleRewards(ConnectorV2):
@@ -49,6 +52,15 @@ class ScaleRewards(ConnectorV2):
             sa_episode.set_rewards(new_data=np.append(real, np.float32(0.0)))
         self.rule.end_batch()
         return batch
+
+    @override(ConnectorV2)
+    def get_state(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {RETURNS_KEY: self.rule.state()}
+
+    @override(ConnectorV2)
+    def set_state(self, state: dict[str, Any]) -> None:
+        if RETURNS_KEY in state:  # a checkpoint taken before the statistics were kept has none
+            self.rule.restore(state[RETURNS_KEY])
 
 
 def reward_scaler(gamma: float) -> Any:

@@ -16,6 +16,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.utils.annotations import override
 
 from rl_platform.base.observation_keys import HISTORY_KEY, MASK_KEY
+from rl_platform.learners.connector_state import LearnerConnectorState
 from rl_platform.learners.finite_guard import FiniteUpdateGuard
 from rl_platform.learners.indexed_chunk_states import IndexedChunkStates
 from rl_platform.losses.opponent_action import (
@@ -27,9 +28,11 @@ from rl_platform.losses.opponent_prediction import OPPONENT_PREDICTION, opponent
 from rl_platform.losses.ppo_diagnostics import ppo_diagnostics
 
 
-class PlatformPPOLearner(FiniteUpdateGuard, IndexedChunkStates, PPOTorchLearner):
+class PlatformPPOLearner(
+    LearnerConnectorState, FiniteUpdateGuard, IndexedChunkStates, PPOTorchLearner
+):
     """`PPOTorchLearner` + diagnostics (+ the modules' auxiliary loss); the PPO loss itself is
-    RLlib's, unchanged."""
+    RLlib's, unchanged. Its learner connector's state is checkpointed (reward scaling)."""
 
     @override(PPOTorchLearner)
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out) -> Any:

@@ -3,7 +3,9 @@
 * `random`: uniform over the action space (legal actions only under an action mask).
 * `scripted://ENV/NAME`: the registry in `rl_platform.teachers`; ENV must match the env.
 * `checkpoint://RUN[/iter_N][?module=ID]`: the run's spec rebuilds the module, the checkpoint
-  provides its weights. `scripted_<agent>` module ids of a league run play that scripted agent.
+  provides its weights, and its observation filter's statistics where the run had one
+  (`env.observation_filter`). `scripted_<agent>` module ids of a league run play that
+  scripted agent.
 * `league://RUN/MEMBER`: frozen members load their weights from the pool (hash-checked),
   learners (main, exploiters) from the run's latest checkpoint, scripted members their agent.
 """
@@ -21,6 +23,8 @@ from rl_platform.base.errors import UserError
 from rl_platform.base.module_ids import trained_module_in
 from rl_platform.league.slots import SCRIPTED_PREFIX
 from rl_platform.policies.base import FunctionPolicy, Policy, RandomPolicy
+from rl_platform.policies.observation_filter import ObservationFilter, observation_filter_in
+from rl_platform.rllib.algorithm_state import ALGORITHM_PART, module_weights
 from rl_platform.spec.policy_uri import BEST_NAME, PolicyKind, PolicyURI, parse_policy_uri
 from rl_platform.storage.layout import CHECKPOINTS_DIR, LATEST_FILE, LEAGUE_DIR
 
@@ -76,10 +80,26 @@ def _existing(path: str | None, *, label: str) -> Path:
     return folder
 
 
-def checkpoint_module_weights(uri: PolicyURI) -> tuple[Path, str | None, dict[str, Any]]:
-    """(checkpoint folder, the module the URI means, every module's weights) of a
-    `checkpoint://` URI; the module is `?module=` or the first trained module present."""
-    from rl_platform.rllib.algorithm_state import ALGORITHM_PART, module_weights
+@dataclass(frozen=True)
+class CheckpointModules:
+    """What a `checkpoint://` URI names in its checkpoint."""
+
+    path: Path
+    module_id: str | None
+    """`?module=`, or the first trained module present."""
+    weights: dict[str, Any]
+    """Every module's weights, by module id."""
+    algorithm_state: dict[str, Any]
+    """The checkpoint's whole algorithm state (the filter's statistics are read from it)."""
+
+    def observation_filter(self, label: str) -> ObservationFilter | None:
+        """The run's observation filter (`env.observation_filter`), None if it had none."""
+        where = f"{self.path}/{ALGORITHM_PART}"
+        return observation_filter_in(self.algorithm_state, where=where, label=label)
+
+
+def checkpoint_modules(uri: PolicyURI) -> CheckpointModules:
+    """The checkpoint folder a `checkpoint://` URI names, its modules and filter."""
     from rl_platform.storage.checkpoints import (
         CheckpointStore,
         load_checkpoint,
@@ -101,35 +121,48 @@ def checkpoint_module_weights(uri: PolicyURI) -> tuple[Path, str | None, dict[st
             raise UserError(f"{uri.text}: no checkpoint {named}")
         folder = named
     loaded = load_checkpoint(resolve_checkpoint(folder))
-    weights = module_weights(loaded.parts[ALGORITHM_PART])
-    module_id = uri.module or trained_module_in(weights)
-    return loaded.path, module_id, weights
+    state = loaded.parts[ALGORITHM_PART]
+    weights = module_weights(state)
+    return CheckpointModules(
+        path=loaded.path,
+        module_id=uri.module or trained_module_in(weights),
+        weights=weights,
+        algorithm_state=state,
+    )
 
 
-def learned_parts(uri: str) -> tuple[Any, dict[str, np.ndarray]]:
-    """(run spec, module weights) of a learned `checkpoint://` policy: everything
-    `learned_policy` needs, to ship to processes that cannot read the run folder."""
+def learned_parts(uri: str) -> tuple[Any, dict[str, np.ndarray], ObservationFilter | None]:
+    """(run spec, module weights, observation filter) of a learned `checkpoint://` policy:
+    everything `learned_policy` needs, to ship to processes that cannot read the run folder."""
     from rl_platform.policies.rebuild import run_dir_of
     from rl_platform.storage.saved_spec import read_saved_spec
 
-    parsed = parse_policy_uri(uri)
-    path, module_id, weights = checkpoint_module_weights(parsed)
-    if module_id not in weights:
-        raise UserError(f"{uri}: module {module_id!r} is not in {path}")
-    return read_saved_spec(run_dir_of(path)), weights[module_id]
+    found = checkpoint_modules(parse_policy_uri(uri))
+    if found.module_id not in found.weights:
+        raise UserError(f"{uri}: module {found.module_id!r} is not in {found.path}")
+    spec = read_saved_spec(run_dir_of(found.path))
+    return spec, found.weights[found.module_id], found.observation_filter(uri)
 
 
 def _from_checkpoint(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:
-    path, module_id, weights = checkpoint_module_weights(uri)
+    found = checkpoint_modules(uri)
+    module_id = found.module_id
     if module_id is not None and module_id.startswith(SCRIPTED_PREFIX):
         return _scripted_for_env(uri.text, module_id.removeprefix(SCRIPTED_PREFIX), env)
-    if module_id not in weights:
+    if module_id not in found.weights:
         raise UserError(
-            f"{uri.text}: module {module_id!r} is not in {path} "
-            f"(modules: {', '.join(sorted(weights))}); pick one with ?module=ID"
+            f"{uri.text}: module {module_id!r} is not in {found.path} "
+            f"(modules: {', '.join(sorted(found.weights))}); pick one with ?module=ID"
         )
-    logger.info("{}: {} module {!r}", uri.text, path, module_id)
-    return _learned(uri.text, path, weights[module_id], env=env, sample=sample)
+    logger.info("{}: {} module {!r}", uri.text, found.path, module_id)
+    return _learned(
+        uri.text,
+        found.path,
+        found.weights[module_id],
+        env=env,
+        sample=sample,
+        observation_filter=found.observation_filter(uri.text),
+    )
 
 
 def _from_league(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:
@@ -154,7 +187,13 @@ def _from_league(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:
 
 
 def _learned(
-    label: str, path: Path, weights: dict[str, np.ndarray], *, env: EnvContext, sample: bool
+    label: str,
+    path: Path,
+    weights: dict[str, np.ndarray],
+    *,
+    env: EnvContext,
+    sample: bool,
+    observation_filter: ObservationFilter | None = None,
 ) -> Policy:
     from rl_platform.policies.rebuild import run_dir_of
     from rl_platform.storage.saved_spec import read_saved_spec
@@ -162,7 +201,9 @@ def _learned(
     spec = read_saved_spec(run_dir_of(path))
     if spec.env.id != env.env_id:
         raise UserError(f"{label} was trained on {spec.env.id}, not {env.env_id}")
-    return learned_policy(spec, weights, env=env, sample=sample, label=label)
+    return learned_policy(
+        spec, weights, env=env, sample=sample, label=label, observation_filter=observation_filter
+    )
 
 
 def learned_policy(
@@ -174,23 +215,23 @@ def learned_policy(
     label: str,
     device: str = "cpu",
     policy_class: Callable[..., Policy] | None = None,
+    observation_filter: ObservationFilter | None = None,
 ) -> Policy:
     """A policy acting with `spec`'s model and these weights (a checkpoint's, or the live
     weights of a run being evaluated while it trains; None: fresh initial weights), on
     `device`. `policy_class` builds it from `(label, rebuilt, sample=, converter=, device=,
-    view=)`: `ModulePolicy` or a subclass (a `functools.partial` carries its own settings).
-    The policy sees what `spec` showed it in training (`env.hide`)."""
+    view=, observation_filter=)`: `ModulePolicy` or a subclass (a `functools.partial` carries
+    its own settings). The policy sees what `spec` showed it in training (`env.hide`, then
+    `observation_filter`, the statistics of the same checkpoint as the weights)."""
     from rl_platform.policies.module_policy import ModulePolicy
     from rl_platform.policies.rebuild import build_module, history_converter
 
-    if spec.env.observation_filter != "none":
-        # The filter's running statistics live in the checkpoint's env-runner state, which a
-        # module rebuilt from weights does not read: acting on raw observations would be a
-        # silently wrong policy.
+    if spec.env.observation_filter != "none" and observation_filter is None:
+        # Acting on raw observations would be a silently wrong policy.
         raise UserError(
             f"{label} was trained with env.observation_filter {spec.env.observation_filter}, "
-            "whose statistics a policy rebuilt from weights does not have; read its learning "
-            "curve (`rlp plot`) instead of `rlp eval`"
+            "and its weights came without the filter's statistics (a league pool member "
+            "keeps weights only); evaluate a checkpoint of the run (checkpoint://RUN)"
         )
     converter = history_converter(spec, env.observation_space)
     rebuilt = build_module(
@@ -202,4 +243,12 @@ def learned_policy(
     )
     make = policy_class or ModulePolicy
     view = spec.env.hidden_view()
-    return make(label, rebuilt, sample=sample, converter=converter, device=device, view=view)
+    return make(
+        label,
+        rebuilt,
+        sample=sample,
+        converter=converter,
+        device=device,
+        view=view,
+        observation_filter=observation_filter,
+    )

@@ -5,9 +5,10 @@ recurrent states per key stay: a state of the reference recipe is ~356 KiB per g
 Does by hand what RLlib's default connector pipelines do on an env runner, for one batch:
 
 * env -> module: stack observations; blank the features the run's spec hides from learned
-  policies (`env.hide`, rl_platform/envs/hidden_view.py); transformer_lstm runs then convert
-  each observation into `{own obs, opponent history, mask}` (the `OpponentHistory`
-  connector, one window per key);
+  policies (`env.hide`, rl_platform/envs/hidden_view.py); normalise them with the
+  checkpoint's statistics where the run had `env.observation_filter` (RLlib's `MeanStdFilter`,
+  frozen: `observation_filter.py`); transformer_lstm runs then convert each observation into
+  `{own obs, opponent history, mask}` (the `OpponentHistory` connector, one window per key);
   stateful modules get a time axis of 1 and their per-key `STATE_IN`;
 * module -> env: greedy (the distribution's deterministic action) or sampled actions, then
   continuous actions are unsquashed from [-1, 1] to the env bounds (`normalize_actions`).
@@ -22,6 +23,7 @@ import torch
 
 from rl_platform.envs.hidden_view import HiddenView
 from rl_platform.policies.base import stack_rows
+from rl_platform.policies.observation_filter import ObservationFilter
 from rl_platform.policies.rebuild import RebuiltModule
 
 
@@ -75,8 +77,11 @@ class ModulePolicy:
         converter: Any | None = None,
         device: str = "cpu",
         view: HiddenView | None = None,
+        observation_filter: ObservationFilter | None = None,
     ) -> None:
-        """`view`: what the policy saw in training (`env.hide`), applied before `converter`."""
+        """`view`: what the policy saw in training (`env.hide`), applied first;
+        `observation_filter`: its run's filter, applied next (RLlib's order:
+        `HideFeatures`, then `MeanStdFilter`), before `converter`."""
         self.label = label
         self.rebuilt = rebuilt
         self.device = torch.device(device)
@@ -84,6 +89,7 @@ class ModulePolicy:
         self.sample = sample
         self._converter = converter
         self._view = view
+        self._filter = observation_filter
         self._stateful = bool(self.module.is_stateful())
         self._initial = self.module.get_initial_state() if self._stateful else None
         self._states: dict[Hashable, Any] = {}
@@ -116,6 +122,8 @@ class ModulePolicy:
     def act(self, obs: Any, rng: np.random.Generator, *, keys: Sequence[Hashable]) -> np.ndarray:
         if self._view is not None:
             obs = self._view.apply(obs)
+        if self._filter is not None:
+            obs = self._filter.apply(obs)
         if self._converter is not None:
             obs = self._convert(obs, keys)
         obs = _to_tensor(obs, time_axis=self._stateful)

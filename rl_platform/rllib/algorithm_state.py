@@ -3,6 +3,8 @@
 `Algorithm.get_state()` is a tree of numpy arrays and plain values (weights, optimizer moments,
 connector and metrics state); `state_codec` stores it as safetensors + JSON. The iteration
 counter lives on the Trainable, outside that tree, so it is saved in the checkpoint's meta.
+The one part RLlib keeps as pickle-readable strings, an observation filter's statistics, is
+taken as arrays and handed back checked (`filter_state.py`).
 """
 
 from typing import Any
@@ -11,6 +13,7 @@ import numpy as np
 
 from rl_platform.base.errors import TrainingHealthError
 from rl_platform.base.lifetime_steps import logged_lifetime_env_steps
+from rl_platform.rllib import filter_state
 from rl_platform.storage.checkpoints import LoadedCheckpoint
 
 ALGORITHM_PART = "algorithm"
@@ -40,7 +43,7 @@ def nonfinite_weights(algorithm_state: dict[str, Any]) -> list[str]:
 
 def snapshot_algorithm(algo: Any) -> dict[str, Any]:
     """The parts to checkpoint; refuses to snapshot NaN/Inf weights (they never become latest)."""
-    state = algo.get_state()
+    state = filter_state.as_arrays(algo.get_state())
     bad = nonfinite_weights(state)
     if bad:
         raise TrainingHealthError(
@@ -50,9 +53,16 @@ def snapshot_algorithm(algo: Any) -> dict[str, Any]:
     return {ALGORITHM_PART: state}
 
 
+def state_for_rllib(checkpoint: LoadedCheckpoint) -> dict[str, Any]:
+    """The checkpoint's algorithm state as `Algorithm.set_state` reads it, every part RLlib
+    would unpickle checked first (`IntegrityError` naming the field otherwise)."""
+    where = f"{checkpoint.path}/{ALGORITHM_PART}"
+    return filter_state.for_rllib(checkpoint.parts[ALGORITHM_PART], where=where)
+
+
 def restore_algorithm(algo: Any, checkpoint: LoadedCheckpoint) -> int:
     """Load a checkpoint into a freshly built algorithm; return the restored iteration."""
-    algo.set_state(checkpoint.parts[ALGORITHM_PART])
+    algo.set_state(state_for_rllib(checkpoint))
     _resync_env_runners(algo)
     iteration = int(checkpoint.meta["iteration"])
     # Trainable keeps the counter outside get_state(); restore it so iterations continue.

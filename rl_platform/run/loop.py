@@ -24,6 +24,7 @@ from rl_platform.base.errors import TrainingHealthError, user_error_in
 from rl_platform.base.lifetime_steps import lifetime_env_steps, logged_lifetime_env_steps
 from rl_platform.envs.env_info import action_names_of
 from rl_platform.envs.user_envs import env_error_in
+from rl_platform.policies.observation_filter import observation_filter_in
 from rl_platform.rllib.algorithm_state import (
     ALGORITHM_PART,
     module_weights,
@@ -261,8 +262,12 @@ class TrainingLoop:
 
     def _evaluate(self, checkpoint: Checkpoint) -> Checkpoint:
         assert self.evaluation is not None
-        weights = module_weights(checkpoint.parts[ALGORITHM_PART])
-        metrics = self.evaluation.run(weights, env_steps=self.env_steps)
+        state = checkpoint.parts[ALGORITHM_PART]
+        metrics = self.evaluation.run(
+            module_weights(state),
+            env_steps=self.env_steps,
+            observation_filter=observation_filter_in(state, where="training", label="training"),
+        )
         logger.info(
             "evaluation at {:,} env steps: {}",
             self.env_steps,

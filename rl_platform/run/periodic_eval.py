@@ -4,7 +4,9 @@ evaluation opponent, through `rlp eval`'s rollout (rl_platform/evaluation/) or, 
 duel, its vectorized arena like `rlp league tournament`.
 
 The loop hands in the weights of the checkpoint it takes at the same iteration, so every
-evaluated policy is a checkpoint on disk and the best one can be kept as `best`.
+evaluated policy is a checkpoint on disk and the best one can be kept as `best`; a run with
+`env.observation_filter` hands in that checkpoint's filter statistics too (the env runners'
+merged ones, as `rlp eval` of the same checkpoint reads them).
 """
 
 import time
@@ -25,6 +27,7 @@ from rl_platform.evaluation.eval import (
 )
 from rl_platform.evaluation.summary import summarize
 from rl_platform.policies import EnvContext, Policy, learned_policy, load_policy
+from rl_platform.policies.observation_filter import ObservationFilter
 from rl_platform.rllib.facts import RunFacts
 from rl_platform.spec import ExperimentSpec
 from rl_platform.teachers import ENV_IDS
@@ -77,15 +80,24 @@ class PeriodicEvaluation:
         every = self.settings.every_env_steps
         return env_steps // every > self.last_env_steps // every
 
-    def run(self, module_weights: dict[str, Any], *, env_steps: int) -> dict[str, float]:
+    def run(
+        self,
+        module_weights: dict[str, Any],
+        *,
+        env_steps: int,
+        observation_filter: ObservationFilter | None = None,
+    ) -> dict[str, float]:
         """`eval/<mode>/...` metrics of the trained module in `module_weights` (module id ->
-        its weights), and `perf/eval_s`."""
+        its weights), acting through `observation_filter` (the run's, if it has one), and
+        `perf/eval_s`."""
         self.last_env_steps = env_steps
         started = time.monotonic()
         weights = _trained_weights(module_weights)
         metrics: dict[str, float] = {}
         for mode in self.settings.modes:
-            policy = self._policy(weights, sample=mode == "sampled", agent=0)
+            policy = self._policy(
+                weights, sample=mode == "sampled", agent=0, observation_filter=observation_filter
+            )
             if not self.opponents:
                 summary = summarize(self._play(policy, None), POLICY_KEY)
                 metrics[f"{EVAL_PREFIX}{mode}/return_mean"] = float(summary["return_mean"])
@@ -104,7 +116,14 @@ class PeriodicEvaluation:
         observation_space, action_space = self.shape.spaces[self.shape.agent_ids[agent]]
         return EnvContext(self.target.env_id, observation_space, action_space)
 
-    def _policy(self, weights: dict[str, np.ndarray], *, sample: bool, agent: int) -> Policy:
+    def _policy(
+        self,
+        weights: dict[str, np.ndarray],
+        *,
+        sample: bool,
+        agent: int,
+        observation_filter: ObservationFilter | None,
+    ) -> Policy:
         # A run that acts on the GPU evaluates there too (a CPU forward of the 4M-parameter
         # reference recipe is ~100x slower per game step).
         return learned_policy(
@@ -114,6 +133,7 @@ class PeriodicEvaluation:
             sample=sample,
             label="training",
             device=self.spec.resources.acting_device,
+            observation_filter=observation_filter,
         )
 
     def _opponent(self, name: str) -> Policy:

@@ -18,6 +18,7 @@ from typing import Any
 from loguru import logger
 
 from rl_platform.base.errors import IntegrityError, UserError
+from rl_platform.rllib.algorithm_state import state_for_rllib
 from rl_platform.run.health import HEALTH_META_KEY
 from rl_platform.run.sinks import METRICS_ROW_META_KEY
 from rl_platform.run.stopping import reached_stop
@@ -58,9 +59,11 @@ def resume_target(path: str | Path) -> ResumeTarget:
 
 
 def checkpoint_to_resume(target: ResumeTarget, *, force: bool = False) -> LoadedCheckpoint:
-    """The verified checkpoint to resume from; `UserError`/`IntegrityError` when there is none
-    or (without `force`) when it holds a policy saved while its entropy had collapsed."""
+    """The verified checkpoint to resume from; `UserError`/`IntegrityError` when there is none,
+    when its observation filter's state is not plain float arrays (RLlib would unpickle it), or
+    (without `force`) when it holds a policy saved while its entropy had collapsed."""
     loaded = _verified_checkpoint(target)
+    state_for_rllib(loaded)  # refused here, before any file is written or Ray starts
     flagged = loaded.meta.get(HEALTH_META_KEY)
     if flagged and not force:
         reason = flagged.get("reason", "collapsed") if isinstance(flagged, dict) else flagged

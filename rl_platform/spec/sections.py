@@ -54,8 +54,8 @@ class EnvSpec(SpecModel):
     """`mean_std`: RLlib's MeanStdFilter connector on every env runner (running mean and
     standard deviation of each observation feature, output clipped to [-10, 10], statistics
     merged across runners after each iteration and saved in checkpoints), as CleanRL's and
-    SB3's MuJoCo PPO normalise observations. RLlib's runner only; `rlp eval` refuses such a
-    run (it rebuilds the module from weights, without the filter's statistics)."""
+    SB3's MuJoCo PPO normalise observations. RLlib's runner only; `rlp eval` and evaluation
+    during training filter with the statistics of the checkpoint they load (docs/envs.md)."""
     hide: list[str] = []
     """Observation features blanked (set to 0) in what the learned policies see, in training,
     evaluation and `rlp eval`; the game and its scripted players keep the full frame. Names

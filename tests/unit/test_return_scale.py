@@ -42,3 +42,34 @@ def test_scaled_rewards_are_clipped():
     scaled = rule.scale(np.array([50.0]), episode="b", terminated=True)
     assert scaled.tolist() == [REWARD_CLIP]
     assert rule.scale(np.array([-1000.0]), episode="c", terminated=True).tolist() == [-REWARD_CLIP]
+
+
+def test_a_restored_rule_scales_as_the_one_it_was_taken_from():
+    """A resume keeps the running statistics (learners/connector_state.py)."""
+    rule = ReturnScale(gamma=0.5)
+    rule.scale(np.array([1.0, 2.0, -3.0]), episode="a", terminated=True)
+    rule.end_batch()
+    resumed = ReturnScale(gamma=0.5)
+    resumed.restore(rule.state())
+    assert resumed.state() == rule.state() and resumed.std() == rule.std()
+    chunk = np.array([0.5, 4.0])
+    assert resumed.scale(chunk, episode="b", terminated=True).tolist() == (
+        rule.scale(chunk, episode="b", terminated=True).tolist()
+    )
+    assert ReturnScale(gamma=0.5).std() != rule.std()  # what a resume lost before
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {},
+        {"mean": "x", "var": 1.0, "count": 1.0},
+        {"mean": 0.0, "var": -1.0, "count": 1.0},
+        {"mean": 0.0, "var": 1.0, "count": 0.0},
+        {"mean": float("nan"), "var": 1.0, "count": 1.0},
+        [1, 2, 3],
+    ],
+)
+def test_a_restore_refuses_what_is_not_the_statistics(state):
+    with pytest.raises(ValueError, match="reward-scale statistics"):
+        ReturnScale(gamma=0.5).restore(state)
