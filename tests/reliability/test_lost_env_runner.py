@@ -110,7 +110,7 @@ def test_a_sigkilled_env_runner_is_restarted_and_the_run_ends_where_an_unkilled_
     assert CheckpointStore(killed.run_dir / "checkpoints").latest().name == "iter_000004"
     assert "sampled nothing: env runner 1" in killed.output  # the loss named, not a NaN
     assert "NaN" not in killed.output and "training.lr" not in killed.output
-    assert "A worker died" not in killed.output and "(raylet)" not in killed.output  # run's log
+    assert "A worker died" not in killed.output, killed.output[-3000:]  # in the run's log
 
 
 def test_an_env_runner_that_never_comes_back_is_named_and_the_checkpoint_kept(
@@ -122,7 +122,7 @@ def test_an_env_runner_that_never_comes_back_is_named_and_the_checkpoint_kept(
     assert "env runner 1" in last, last
     assert "restarted the maximum 3 time(s)" in last and "Last good checkpoint" in last
     assert "training.lr" not in lost.output and "Traceback" not in lost.output
-    assert "A worker died" not in lost.output and "(raylet)" not in lost.output  # run's log
+    assert "A worker died" not in lost.output, lost.output[-3000:]  # in the run's log
     latest = CheckpointStore(lost.run_dir / "checkpoints").latest()
     assert latest is not None and latest.name in last
     load_checkpoint(latest)  # intact
