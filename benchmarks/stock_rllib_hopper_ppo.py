@@ -7,9 +7,9 @@ RLlib without rl_platform on purpose (no rl_platform import): its own `ray.init`
 `algo.train()` loop. The same PPOConfig settings as the spec: 1 env in the driver, 2,048 steps
 per iteration, minibatch 64, 10 epochs, lr 3e-4 annealed to 0 at 999,424 steps, gamma 0.99,
 lambda 0.95, clip 0.2, no value clip, value loss weight 0.25, grad clip 0.5, entropy 0, tanh
-64x64 separate networks, free log std, MeanStdFilter on observations. What stock RLlib lacks is left out:
-the reward scaling (rl_platform's learner connector; a few microseconds per step), so the
-arms do the same arithmetic apart from it. Prints one `RESULT {json}` line.
+64x64 separate networks, free log std, MeanStdFilter on observations. What stock RLlib lacks
+is left out: the reward scaling (rl_platform's learner connector; a few microseconds per
+step), so the arms do the same arithmetic apart from it. Prints one `RESULT {json}` line.
 """
 
 import json
