@@ -200,7 +200,8 @@ def export(
     from rl_platform.run.export import export_policy
 
     written = export_policy(checkpoint, out, module_id=module)
-    err.print(f"wrote {written.path} ({written.module_id}, {written.num_tensors} tensors)")
+    extra = ", and the observation filter's statistics" if written.filtered else ""
+    err.print(f"wrote {written.path} ({written.module_id}, {written.num_tensors} tensors{extra})")
 
 
 @app.command()

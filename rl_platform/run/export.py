@@ -1,12 +1,23 @@
-"""`rlp export`: the policy weights of one module as a standalone safetensors file."""
+"""`rlp export`: the policy weights of one module as a standalone safetensors file.
+
+A run trained with `env.observation_filter: mean_std` acted on normalised observations, so the
+file also holds the filter's frozen statistics (`observation_filter.mean`, `.std`) and, in its
+metadata, the rule that applies them: without them the weights alone are a wrong policy.
+"""
 
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from safetensors.numpy import save as save_arrays
 
 from rl_platform.base.errors import UserError
 from rl_platform.base.module_ids import trained_module_in
+from rl_platform.policies.observation_filter import (
+    SMALL_NUMBER,
+    ObservationFilter,
+    observation_filter_in,
+)
 from rl_platform.rllib.algorithm_state import ALGORITHM_PART, module_weights
 from rl_platform.storage.checkpoints import load_checkpoint, resolve_checkpoint
 from rl_platform.storage.layout import CHECKPOINTS_DIR
@@ -18,6 +29,9 @@ class ExportedPolicy:
     path: Path
     module_id: str
     num_tensors: int
+    """The module's tensors (the filter's two are not counted)."""
+    filtered: bool = False
+    """Whether the file carries the run's observation filter."""
 
 
 def export_policy(
@@ -34,8 +48,31 @@ def export_policy(
     metadata = {"module_id": str(module_id), "source": str(loaded.path), "format": "rlp-policy-v1"}
     out_path = Path(out)
     _check_out_path(out_path, checkpoint=loaded.path)
-    write_bytes_atomic(out_path, save_arrays(dict(weights[module_id]), metadata=metadata))
-    return ExportedPolicy(out_path, str(module_id), len(weights[module_id]))
+    arrays = dict(weights[module_id])
+    found = observation_filter_in(
+        loaded.parts[ALGORITHM_PART], where=str(loaded.path), label=str(loaded.path)
+    )
+    if found is not None:
+        arrays |= _filter_arrays(found)
+        metadata |= _filter_metadata(found)
+    write_bytes_atomic(out_path, save_arrays(arrays, metadata=metadata))
+    return ExportedPolicy(out_path, str(module_id), len(weights[module_id]), found is not None)
+
+
+FILTER_KEY = "observation_filter"
+"""Prefix of the filter's tensors and metadata: a module's parameter names never start so."""
+
+
+def _filter_arrays(found: ObservationFilter) -> dict[str, np.ndarray]:
+    # RLlib's dtypes (float64 mean, float32 std): the arithmetic is then RLlib's to the bit.
+    return {f"{FILTER_KEY}.mean": np.asarray(found.mean), f"{FILTER_KEY}.std": found.std}
+
+
+def _filter_metadata(found: ObservationFilter) -> dict[str, str]:
+    centre = "x - mean" if found.de_mean else "x"
+    scaled = f"({centre}) / (std + {SMALL_NUMBER:g})" if found.de_std else f"({centre})"
+    clipped = f", clipped to [-{found.clip:g}, {found.clip:g}]" if found.clip else ""
+    return {FILTER_KEY: f"mean_std: the module sees {scaled}{clipped}"}
 
 
 def _check_out_path(out: Path, *, checkpoint: Path) -> None:

@@ -13,9 +13,11 @@ import pytest
 import torch
 from ray.rllib.connectors.env_to_module.mean_std_filter import MeanStdFilter
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
+from safetensors import safe_open
 
 from rl_platform import load_spec, train
 from rl_platform.policies import EnvContext, load_policy
+from rl_platform.policies.observation_filter import observation_filter_in
 from rl_platform.rllib import filter_state
 from rl_platform.rllib.algorithm_state import ALGORITHM_PART
 from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
@@ -111,3 +113,21 @@ def test_a_filtered_run_is_evaluated_while_it_trains(filtered_run):
     metrics = rows("metrics.jsonl")
     assert [row["iteration"] for row in metrics if "eval/greedy/return_mean" in row] == [2]
     assert [row["checkpoint"] for row in rows("evaluation.jsonl")] == ["iter_000002"]
+
+
+def test_rlp_export_of_a_filtered_run_carries_the_filter(filtered_run, tmp_path):
+    out = tmp_path / "policy.safetensors"
+    result = rlp("export", str(filtered_run), str(out))
+    assert "and the observation filter's statistics" in result.stderr
+    latest = CheckpointStore(filtered_run / "checkpoints").latest()
+    state = load_checkpoint(latest).parts[ALGORITHM_PART]
+    expected = observation_filter_in(state, where="t", label="t")
+    with safe_open(out, "numpy") as handle:
+        assert (
+            "(x - mean) / (std + 1e-06), clipped to [-10, 10]"
+            in handle.metadata()["observation_filter"]
+        )
+        np.testing.assert_array_equal(handle.get_tensor("observation_filter.mean"), expected.mean)
+        np.testing.assert_array_equal(handle.get_tensor("observation_filter.std"), expected.std)
+        names = handle.keys()  # a safetensors handle, not a dict
+        assert any(not name.startswith("observation_filter.") for name in names)  # the weights
