@@ -203,6 +203,7 @@ def _apply_resources(config: AlgorithmConfig, spec: ExperimentSpec) -> Algorithm
     config = config.env_runners(
         num_env_runners=res.env_runners,
         num_cpus_per_env_runner=res.cpus_per_env_runner,
+        sample_timeout_s=res.sample_timeout_s,
         custom_resources_per_env_runner=dict(res.custom_resources_per_env_runner),
     ).learners(
         num_learners=res.learners,

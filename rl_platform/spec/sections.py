@@ -156,6 +156,12 @@ class ResourcesSpec(SpecModel):
     one (a worker thread in each env runner): acting's time hides behind learning's, with
     one policy version of lag (docs/vector_games.md, "Overlap"). Off: every batch is played
     by the weights the learner has just written."""
+    sample_timeout_s: Annotated[float, Field(gt=0.0)] = 60.0
+    """How long an iteration waits for a remote env runner's samples (RLlib's
+    `sample_timeout_s`). A runner still silent then, and deaf to a ping for 10 s more, is
+    frozen: it is killed so that Ray restarts it, and the iteration is trained again
+    (docs/reliability.md, section 11). Raise it for envs whose `train_batch_size` steps take
+    longer to sample."""
     torch_threads: PositiveInt | None = None
     """Torch intra-op threads in the driver (local sampling and learning); None: torch's default.
     1 is fastest for small MLP/LSTM models, whose ops are too small to split across cores."""

@@ -60,11 +60,11 @@ def _cmdline(process) -> list[str]:
         return []
 
 
-def _kill_runners(process: TrainProcess) -> int:
+def _kill_runners(process: TrainProcess, sig: int = signal.SIGKILL) -> int:
     runners = _env_runners(process.proc.pid)
     for runner in runners:
         with contextlib.suppress(Exception):
-            runner.send_signal(signal.SIGKILL)
+            runner.send_signal(sig)
     return len(runners)
 
 
@@ -92,9 +92,23 @@ def _kill_every_return(tmp: Path, env: dict[str, str]) -> KilledRun:
         return KilledRun(run_dir, returncode, process.output, kills)
 
 
+def _freeze_once(tmp: Path, env: dict[str, str]) -> KilledRun:
+    """SIGSTOP the runner after iteration 2: it neither samples nor dies. With RLlib's wait for
+    samples lowered to 3 s, the loop pings it, kills it after 10 s of silence, and Ray
+    restarts it (by hand with the default 60 s this took 95 s)."""
+    args = [str(CARTPOLE), *sets([*REMOTE_RUNNER, f"resources.sample_timeout_s={FROZEN_WAIT_S}"])]
+    with reaped(TrainProcess.start(args, out_dir=tmp / "runs", log_dir=tmp, env=env)) as process:
+        run_dir = process.wait_for_iterations(2)
+        frozen = _kill_runners(process, signal.SIGSTOP)
+        returncode = process.wait(timeout_s=300)
+        return KilledRun(run_dir, returncode, process.output, frozen)
+
+
+FROZEN_WAIT_S = 3
 KILLED_ONCE = Scenario.run_once("env_runner_killed_once", _kill_once)
+FROZEN_ONCE = Scenario.run_once("env_runner_frozen_once", _freeze_once)
 KILLED_FOR_GOOD = Scenario.run_once("env_runner_killed_for_good", _kill_every_return)
-BACKGROUND = [KILLED_ONCE, KILLED_FOR_GOOD]
+BACKGROUND = [KILLED_ONCE, KILLED_FOR_GOOD, FROZEN_ONCE]
 
 
 def test_a_sigkilled_env_runner_is_restarted_and_the_run_ends_where_an_unkilled_one_does(
@@ -111,6 +125,19 @@ def test_a_sigkilled_env_runner_is_restarted_and_the_run_ends_where_an_unkilled_
     assert "sampled nothing: env runner 1" in killed.output  # the loss named, not a NaN
     assert "NaN" not in killed.output and "training.lr" not in killed.output
     assert "A worker died" not in killed.output, killed.output[-3000:]  # in the run's log
+
+
+def test_a_frozen_env_runner_is_restarted_and_the_run_ends_where_an_unfrozen_one_does(
+    background: Background,
+):
+    frozen = background.result(FROZEN_ONCE)
+    assert frozen.kills == 1, frozen.output[-3000:]
+    assert frozen.returncode == 0, frozen.output[-3000:]
+    rows = read_metrics(frozen.run_dir)
+    assert [int(r["iteration"]) for r in rows] == list(range(1, ITERATIONS + 1))
+    assert [int(r["env_steps"]) for r in rows] == [200 * i for i in range(1, ITERATIONS + 1)]
+    assert "sampled nothing: env runner 1 (frozen for 10 s, restarted)" in frozen.output
+    assert "NaN" not in frozen.output and "training.lr" not in frozen.output
 
 
 def test_an_env_runner_that_never_comes_back_is_named_and_the_checkpoint_kept(
