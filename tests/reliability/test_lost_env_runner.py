@@ -111,19 +111,24 @@ KILLED_FOR_GOOD = Scenario.run_once("env_runner_killed_for_good", _kill_every_re
 BACKGROUND = [KILLED_ONCE, KILLED_FOR_GOOD, FROZEN_ONCE]
 
 
+def _ends_as_an_untouched_run(run: KilledRun) -> None:
+    """One runner hit, exit 0, and the rows of a run nobody touched: 200 env steps in each of
+    its 4 iterations, `latest` the 4th; no loss blamed on the learning rate."""
+    assert run.kills == 1, run.output[-3000:]
+    assert run.returncode == 0, run.output[-3000:]
+    rows = read_metrics(run.run_dir)
+    assert [int(r["iteration"]) for r in rows] == list(range(1, ITERATIONS + 1))
+    assert [int(r["env_steps"]) for r in rows] == [200 * i for i in range(1, ITERATIONS + 1)]
+    assert CheckpointStore(run.run_dir / "checkpoints").latest().name == "iter_000004"
+    assert "NaN" not in run.output and "training.lr" not in run.output
+
+
 def test_a_sigkilled_env_runner_is_restarted_and_the_run_ends_where_an_unkilled_one_does(
     background: Background,
 ):
     killed = background.result(KILLED_ONCE)
-    assert killed.kills == 1, killed.output[-3000:]
-    assert killed.returncode == 0, killed.output[-3000:]
-    rows = read_metrics(killed.run_dir)
-    # An unkilled run of these settings samples 200 env steps in each of its 4 iterations.
-    assert [int(r["iteration"]) for r in rows] == list(range(1, ITERATIONS + 1))
-    assert [int(r["env_steps"]) for r in rows] == [200 * i for i in range(1, ITERATIONS + 1)]
-    assert CheckpointStore(killed.run_dir / "checkpoints").latest().name == "iter_000004"
+    _ends_as_an_untouched_run(killed)
     assert "sampled nothing: env runner 1" in killed.output  # the loss named, not a NaN
-    assert "NaN" not in killed.output and "training.lr" not in killed.output
     assert "A worker died" not in killed.output, killed.output[-3000:]  # in the run's log
 
 
@@ -131,13 +136,8 @@ def test_a_frozen_env_runner_is_restarted_and_the_run_ends_where_an_unfrozen_one
     background: Background,
 ):
     frozen = background.result(FROZEN_ONCE)
-    assert frozen.kills == 1, frozen.output[-3000:]
-    assert frozen.returncode == 0, frozen.output[-3000:]
-    rows = read_metrics(frozen.run_dir)
-    assert [int(r["iteration"]) for r in rows] == list(range(1, ITERATIONS + 1))
-    assert [int(r["env_steps"]) for r in rows] == [200 * i for i in range(1, ITERATIONS + 1)]
+    _ends_as_an_untouched_run(frozen)
     assert "sampled nothing: env runner 1 (frozen for 10 s, restarted)" in frozen.output
-    assert "NaN" not in frozen.output and "training.lr" not in frozen.output
 
 
 def test_an_env_runner_that_never_comes_back_is_named_and_the_checkpoint_kept(
