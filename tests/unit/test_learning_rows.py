@@ -97,9 +97,12 @@ def test_reference_points_parse_and_draw(seeds, tmp_path):
     path, key = parse_reference(f"{REFERENCES}:ALE/Pong-v5/PPO")
     assert path == REFERENCES and key == "ALE/Pong-v5/PPO"
     (pong,) = reference_points(path, key)
-    assert pong.env_steps == 10_000_000 and "approximate" in pong.note
+    assert pong.env_steps == 10_000_000 and pong.note.startswith("checked: 20.36")
     for key in ("Hopper-v5/PPO", "HalfCheetah-v5/PPO", "Hopper-v5/SAC"):
-        assert all(p.url.startswith("https://") for p in reference_points(REFERENCES, key))
+        points = reference_points(REFERENCES, key)
+        assert all(p.url.startswith("https://") for p in points)
+        # Each point says whether it was read from its source or is from memory.
+        assert all(p.note.startswith(("checked:", "approximate")) for p in points), key
     with pytest.raises(UserError, match="no such key"):
         reference_points(REFERENCES, "Walker2d-v5/PPO")
     with pytest.raises(UserError, match=r"FILE\.json:KEY"):
