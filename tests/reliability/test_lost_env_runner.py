@@ -128,7 +128,14 @@ def test_a_sigkilled_env_runner_is_restarted_and_the_run_ends_where_an_unkilled_
 ):
     killed = background.result(KILLED_ONCE)
     _ends_as_an_untouched_run(killed)
-    assert "sampled nothing: env runner 1" in killed.output  # the loss named, not a NaN
+    # When RLlib already counts the runner out of service as the next iteration starts, it
+    # samples that iteration with the driver's own env runner instead (timing: a loaded
+    # machine); otherwise the iteration samples nothing, and the loss is named, not a NaN.
+    lost_iteration = "sampled nothing" in killed.output
+    fell_back = "taking actor 1 out of service" in (killed.run_dir / "train.log").read_text()
+    assert lost_iteration or fell_back, killed.output[-3000:]
+    if lost_iteration:
+        assert "sampled nothing: env runner 1" in killed.output
     assert "A worker died" not in killed.output, killed.output[-3000:]  # in the run's log
 
 
