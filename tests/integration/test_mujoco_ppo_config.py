@@ -59,12 +59,17 @@ def test_scale_rewards_rewrites_the_learners_copy_and_leaves_the_bootstrap_step(
         episode.add_env_step(observation=OBS.sample(), action=ACT.sample(), reward=reward)
     episode.to_numpy()
     batch: dict = {}
-    AddOneTsToEpisodesAndTruncate()(rl_module=None, batch=batch, episodes=[episode], shared_data={})
-    ScaleRewards(gamma=0.99)(rl_module=None, batch=batch, episodes=[episode])
-    rewards = episode.get_rewards()
+    episodes = [episode]
+    AddOneTsToEpisodesAndTruncate()(rl_module=None, batch=batch, episodes=episodes, shared_data={})
+    ScaleRewards(gamma=0.99)(rl_module=None, batch=batch, episodes=episodes)
+    [learners] = episodes  # what the pieces after this one read: a copy
+    rewards = learners.get_rewards()
     sums = np.array([1.0, 0.99 + 2.0, 0.99 * 2.99 + 3.0])
     assert rewards[:3] == pytest.approx(np.array([1.0, 2.0, 3.0]) / sums.std(), rel=1e-3)
     assert rewards[3] == 0.0
+    # The env runner's own object (a local runner's, reported as the episode's return) keeps
+    # the env's rewards.
+    assert learners is not episode and list(episode.get_rewards()) == [1.0, 2.0, 3.0, 0.0]
 
 
 def test_the_normalisers_are_refused_where_they_cannot_act():
