@@ -15,6 +15,10 @@ with `rlp plot`'s reader and writes into DIR:
     row.png    each seed's curve, the IQM over seeds and the published points
     meta.json  what ran (the command, the machine): what `--report` re-reads
 
+Each seed's final checkpoint is also played for `--eval-episodes` episodes (default 20; 0: none)
+with sampled actions through `rlp eval` (its own observation filter; reset seeds from 1000):
+the final return of the policy itself, beside the training curve's last rows.
+
 `--steps` defaults to quarters of the spec's `stop.env_steps`. `--reference` is a key of
 `benchmarks/reference_curves.json` (default `<env id>/<algo>`; a missing key draws none).
 """
@@ -33,6 +37,7 @@ from benchmarks.common.paths import REPO
 from rl_platform.base.errors import UserError
 from rl_platform.evaluation.reference_points import draw_reference, reference_points
 from rl_platform.spec import load_spec
+from rl_platform.utils.stats import seed_stats
 
 REFERENCES = REPO / "benchmarks" / "reference_curves.json"
 META, ROW_JSON, ROW_MD, ROW_PNG, RUNS = "meta.json", "row.json", "row.md", "row.png", "runs"
@@ -50,6 +55,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None, help="output folder")
     parser.add_argument("--reference", default=None, help="key of reference_curves.json")
     parser.add_argument("--report", type=Path, default=None, help="re-read this output folder")
+    parser.add_argument(
+        "--eval-episodes", type=int, default=20, help="episodes per seed's final checkpoint"
+    )
     args = parser.parse_args(argv)
     if (args.spec is None) == (args.report is None):
         parser.error("pass SPEC to run a row, or --report DIR to re-read one (not both)")
@@ -156,6 +164,8 @@ def markdown(row: dict[str, Any]) -> str:
             f"| {entry['env_steps']:,.0f} | {_number(entry.get('iqm'))} | {shown} | "
             f"{entry['n']} | {per_seed} |"
         )
+    if final := row.get("final_eval"):
+        lines.append(_final_line(final))
     start, end = row["machine_start"], row["machine_end"]
     published = "; ".join(
         f"{p['value']:,.0f} at {p['env_steps']:,.0f} ({p['source']}, {p['note']})"
@@ -171,7 +181,41 @@ def markdown(row: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def report(out: Path) -> dict[str, Any]:
+EVAL_SEED = 1000
+"""The final evaluation's first reset seed: none of the training runs' own."""
+
+
+def final_return(run: Any, episodes: int) -> float | None:
+    """The mean return of `episodes` sampled-action episodes of the seed's latest checkpoint
+    (`rlp eval --json`); None where it has no checkpoint or the evaluation fails."""
+    command = [str(Path(sys.executable).parent / "rlp"), "eval", f"checkpoint://{run.path}"]
+    command += ["-n", str(episodes), "--seed", str(EVAL_SEED), "--sample", "--json"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        return None
+    return float(json.loads(done.stdout)["return_mean"])
+
+
+def final_eval(runs: list[Any], episodes: int) -> dict[str, Any] | None:
+    if episodes < 1:
+        return None
+    found = {run.name: final_return(run, episodes) for run in runs}
+    values = [value for value in found.values() if value is not None]
+    stats = seed_stats(values).as_dict() if values else {"n": 0}
+    return {"episodes": episodes, "eval_seed": EVAL_SEED, "per_seed": found, **stats}
+
+
+def _final_line(final: dict[str, Any]) -> str:
+    interval = final.get("ci95")
+    shown = f"[{_number(interval[0])}, {_number(interval[1])}]" if interval else "-"
+    per_seed = ", ".join(_number(v) for v in final["per_seed"].values())
+    return (
+        f"| final checkpoint, `rlp eval` of {final['episodes']} sampled episodes | "
+        f"{_number(final.get('iqm'))} | {shown} | {final['n']} | {per_seed} |"
+    )
+
+
+def report(out: Path, *, eval_episodes: int = 0) -> dict[str, Any]:
     """Read the seeds under `out` and write row.json, row.md and row.png."""
     meta = json.loads((out / META).read_text())
     runs = read_seed_runs(out / RUNS)
@@ -183,6 +227,7 @@ def report(out: Path) -> dict[str, Any]:
         "seed_runs": [run.name for run in runs],
         **throughput(runs),
         "reference_points": [vars(p) for p in _points(meta["reference"])],
+        "final_eval": final_eval(runs, eval_episodes),
     }
     write_json(out / ROW_JSON, row)
     (out / ROW_MD).write_text(markdown(row))
@@ -199,7 +244,7 @@ def main(argv: list[str] | None = None) -> None:
         out = Path(meta["out"])
         if meta["exit_code"] != 0:
             print(f"rlp train exited {meta['exit_code']}; see {out / 'train_output.txt'}")
-    report(out)
+    report(out, eval_episodes=args.eval_episodes)
     sys.stdout.write((out / ROW_MD).read_text() + f"wrote {out}\n")
 
 

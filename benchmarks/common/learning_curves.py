@@ -32,6 +32,7 @@ class SeedRun:
     curve: Curve
     env_steps_per_s: float | None
     wall_s: float | None
+    path: Path
 
 
 def read_seed_runs(folder: Path) -> list[SeedRun]:
@@ -50,6 +51,7 @@ def read_seed_runs(folder: Path) -> list[SeedRun]:
                 curve=found,
                 env_steps_per_s=summary.get("env_steps_per_s"),
                 wall_s=summary.get("wall_s"),
+                path=run_dir,
             )
         )
     return runs

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks import learning_rows
 from benchmarks.common.learning_curves import iqm_curve, read_seed_runs, row_at, throughput
 from benchmarks.learning_rows import META, RUNS, parse_args, parse_steps, report
 from rl_platform.base.errors import UserError
@@ -62,15 +63,17 @@ def test_iqm_curve_and_throughput(seeds):
     assert throughput(runs) == {"env_steps_per_s": 600.0, "wall_s_per_seed": 4000 / 600}
 
 
+_META = {
+    "spec": "experiments/mujoco_ppo.yaml", "name": "hopper_row", "seeds": 3,
+    "steps": [2000, 4000], "reference": "Hopper-v5/PPO", "wall_s": 30.0,
+    "command": ["rlp", "train", "experiments/mujoco_ppo.yaml", "--seeds", "3"],
+    "machine_start": {"cpu_model": "cpu", "cores": 2, "load_1_5_15": [1.0, 1.0, 1.0]},
+    "machine_end": {"cpu_model": "cpu", "cores": 2, "load_1_5_15": [2.0, 1.0, 1.0]},
+}  # fmt: skip
+
+
 def test_report_writes_the_row_from_an_existing_folder(seeds):
-    meta = {
-        "spec": "experiments/mujoco_ppo.yaml", "name": "hopper_row", "seeds": 3,
-        "steps": [2000, 4000], "reference": "Hopper-v5/PPO", "wall_s": 30.0,
-        "command": ["rlp", "train", "experiments/mujoco_ppo.yaml", "--seeds", "3"],
-        "machine_start": {"cpu_model": "cpu", "cores": 2, "load_1_5_15": [1.0, 1.0, 1.0]},
-        "machine_end": {"cpu_model": "cpu", "cores": 2, "load_1_5_15": [2.0, 1.0, 1.0]},
-    }  # fmt: skip
-    (seeds / META).write_text(json.dumps(meta))
+    (seeds / META).write_text(json.dumps(_META))
     row = report(seeds)
     assert [entry["n"] for entry in row["at_steps"]] == [3, 2]
     assert row["at_steps"][0]["values"] == [20.0, 10.0, 15.0]
@@ -80,6 +83,20 @@ def test_report_writes_the_row_from_an_existing_folder(seeds):
     table = (seeds / "row.md").read_text()
     assert "| 2,000 | 15 | [" in table and "load [1.0, 1.0, 1.0] at the start" in table
     assert (seeds / "row.png").stat().st_size > 0
+    assert row["final_eval"] is None and "final checkpoint" not in table  # not asked for
+
+
+def test_the_final_checkpoints_are_played_where_they_exist(seeds, monkeypatch):
+    played = {"seed_0": 2500.0, "seed_2": 2300.0}  # seed_1 has no checkpoint: rlp eval fails
+    monkeypatch.setattr(learning_rows, "final_return", lambda run, n: played.get(run.name))
+    (seeds / META).write_text(json.dumps(_META))
+    row = report(seeds, eval_episodes=20)
+    final = row["final_eval"]
+    assert final["episodes"] == 20 and final["n"] == 2 and final["values"] == [2500.0, 2300.0]
+    assert final["per_seed"] == {"seed_0": 2500.0, "seed_1": None, "seed_2": 2300.0}
+    table = (seeds / "row.md").read_text()
+    assert "| final checkpoint, `rlp eval` of 20 sampled episodes | 2,400 | [" in table
+    assert "| 2 | 2,500, -, 2,300 |" in table
 
 
 def test_arguments_and_default_steps():
