@@ -61,12 +61,12 @@ def _prefix(batch: dict[str, Any]) -> str:
     pid = batch.get("pid")
     if pid in _UNPREFIXED:
         return f"({pid}) "
-    who = _source(batch)
+    who = f"{_source(batch)} ".lstrip()  # a nameless worker: `(pid=123) `
     where = f", ip={batch['ip']}" if batch.get("ip") else ""
-    return f"({who} pid={pid}{where}) ".replace("( ", "(")
+    return f"({who}pid={pid}{where}) "
 
 
-def log_worker_lines(batch: dict[str, Any]) -> None:
+def _log_worker_lines(batch: dict[str, Any]) -> None:
     """Each printed line as a record (stderr at WARNING), one per line, no folding of repeats."""
     level = logging.WARNING if batch.get("is_err") else logging.INFO
     prefix = _prefix(batch)
@@ -95,7 +95,7 @@ def _to_the_log_while_open(printer: Callable[..., None]) -> Callable[..., None]:
     def print_or_log(batch: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         _note_env_errors(batch)
         if a_ray_log_is_open() and _source(batch) not in _on_console:
-            log_worker_lines(batch)
+            _log_worker_lines(batch)
         else:
             printer(batch, *args, **kwargs)
 
