@@ -2,6 +2,7 @@
 
     uv run python -m benchmarks.learner_equivalence [--spec duel_vs_based] [--seeds 3 4 5]
         [--budget 600000] [--eval-every 200000] [--episodes 100] [--overlap] [--out DIR]
+        [--set KEY=VALUE ...]
 
 Each seed trains the spec twice in fresh processes (`rlp train`), once with
 `training.learner: rllib` (episodes through RLlib's learner connectors) and once with
@@ -37,7 +38,10 @@ def run_arm(spec: Path, seed: int, settings: list[str], args: argparse.Namespace
     )
     overrides = [f"seed={seed}", evaluation, f"stop={{env_steps: {args.budget}}}"]
     run_dir = rlp_train(
-        spec, out=out, overrides=[*overrides, *settings, *QUIET], profile=args.profile
+        spec,
+        out=out,
+        overrides=[*overrides, *args.set, *settings, *QUIET],
+        profile=args.profile,
     )
     rows = read_evaluation_rows(run_dir)
     summary = json.loads((run_dir / "trial_metrics.json").read_text())
@@ -84,6 +88,12 @@ def main() -> None:
     parser.add_argument("--profile", default=None)
     parser.add_argument("--overlap", action="store_true")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        help="a spec override for every arm, e.g. resources.torch_threads=1 beside a long run",
+    )
     parser.add_argument("--report", type=Path, default=None, help="print a results.json again")
     args = parser.parse_args()
     if args.report is not None:

@@ -195,11 +195,15 @@ def export(
     ],
     out: Annotated[Path, typer.Argument(help="Output .safetensors file.")],
     module: Annotated[str | None, typer.Option(help="Module id (default: the main one).")] = None,
+    dtype: Annotated[str, typer.Option(help="Weights as fp32, or bf16 (half the file).")] = "fp32",
 ) -> None:
-    """Write the policy weights alone to a safetensors file for inference."""
+    """Write one policy to a safetensors file: its weights and the spec that rebuilds it
+    (`rlp eval policy://FILE`)."""
     from rl_platform.run.export import export_policy
 
-    written = export_policy(checkpoint, out, module_id=module)
+    if dtype not in ("fp32", "bf16"):
+        raise UserError(f"--dtype {dtype!r}: expected fp32 or bf16")
+    written = export_policy(checkpoint, out, module_id=module, dtype=dtype)
     extra = ", and the observation filter's statistics" if written.filtered else ""
     err.print(f"wrote {written.path} ({written.module_id}, {written.num_tensors} tensors{extra})")
 

@@ -15,6 +15,7 @@ import numpy as np
 from rl_platform.base.errors import UserError
 from rl_platform.envs.env_info import SINGLE_AGENT_ID, check_env, env_facts
 from rl_platform.envs.sources import EnvIdError
+from rl_platform.policies.exported import exported_env
 from rl_platform.spec.policy_uri import PolicyKind, PolicyURI
 from rl_platform.teachers import ENV_IDS
 
@@ -33,7 +34,10 @@ class EnvTarget:
 
 
 def _run_spec_env(uri: PolicyURI) -> EnvTarget | None:
-    """The env a checkpoint/league policy was trained on (None for other policies)."""
+    """The env a checkpoint/league/exported policy was trained on (None for other policies)."""
+    if uri.kind == PolicyKind.POLICY:
+        env_id, wrappers, kwargs = exported_env(Path(str(uri.path)).expanduser(), label=uri.text)
+        return EnvTarget(env_id, wrappers, kwargs)
     if uri.kind not in (PolicyKind.CHECKPOINT, PolicyKind.LEAGUE) or uri.path is None:
         return None
     from rl_platform.policies.rebuild import run_dir_of

@@ -8,6 +8,7 @@
   scripted agent.
 * `league://RUN/MEMBER`: frozen members load their weights from the pool (hash-checked),
   learners (main, exploiters) from the run's latest checkpoint, scripted members their agent.
+* `policy://FILE.safetensors`: a file of `rlp export`, which carries the spec that rebuilds it.
 """
 
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from rl_platform.base.errors import UserError
 from rl_platform.base.module_ids import trained_module_in
 from rl_platform.league.slots import SCRIPTED_PREFIX
 from rl_platform.policies.base import FunctionPolicy, Policy, RandomPolicy
+from rl_platform.policies.exported import read_exported
 from rl_platform.policies.observation_filter import ObservationFilter, observation_filter_in
 from rl_platform.rllib.algorithm_state import ALGORITHM_PART, module_weights
 from rl_platform.spec.policy_uri import BEST_NAME, PolicyKind, PolicyURI, parse_policy_uri
@@ -50,6 +52,8 @@ def load_policy(uri: str | PolicyURI, *, env: EnvContext, sample: bool = False) 
         return _scripted(parsed.text, env_short=parsed.env, name=parsed.name, env=env, uri=parsed)
     if parsed.kind == PolicyKind.CHECKPOINT:
         return _from_checkpoint(parsed, env=env, sample=sample)
+    if parsed.kind == PolicyKind.POLICY:
+        return _from_exported(parsed, env=env, sample=sample)
     return _from_league(parsed, env=env, sample=sample)
 
 
@@ -163,6 +167,25 @@ def _from_checkpoint(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy
         sample=sample,
         observation_filter=found.observation_filter(uri.text),
     )
+
+
+def _from_exported(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:
+    """The file's policy acting in `env`; refused in one line when its model does not fit."""
+    found = read_exported(Path(str(uri.path)).expanduser(), label=uri.text)
+    if found.spec.env.id != env.env_id:
+        raise UserError(f"{uri.text} was trained on {found.spec.env.id}, not {env.env_id}")
+    try:
+        return learned_policy(
+            found.spec,
+            found.weights,
+            env=env,
+            sample=sample,
+            label=uri.text,
+            observation_filter=found.observation_filter,
+        )
+    except UserError as exc:
+        first_line = str(exc).splitlines()[0]
+        raise UserError(f"{uri.text}: its model does not fit {env.env_id}: {first_line}") from None
 
 
 def _from_league(uri: PolicyURI, *, env: EnvContext, sample: bool) -> Policy:

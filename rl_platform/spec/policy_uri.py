@@ -4,6 +4,7 @@
     scripted://ENV/NAME[?param=value]
     scripted://package.module:act_fn          (a user's agent, `act(obs, rng) -> actions[B]`)
     league://RUN_DIR/MEMBER[?sample=true]
+    policy://FILE.safetensors[?sample=true]   (a file written by `rlp export`)
     random
 
 Paths may be relative (`checkpoint://runs/cartpole_ppo/20250101-120000`) or absolute
@@ -28,6 +29,7 @@ class PolicyKind(StrEnum):
     CHECKPOINT = "checkpoint"
     SCRIPTED = "scripted"
     LEAGUE = "league"
+    POLICY = "policy"
     RANDOM = "random"
 
 
@@ -36,7 +38,13 @@ BEST_NAME = "best"
 """How a policy URI names the best evaluated checkpoint: `checkpoint://RUN/best`."""
 _CHECKPOINT_NAME = re.compile(rf"^(iter_\d{{6,}}|latest|{BEST_NAME})$")
 # Keys every learned policy understands; scripted policies take their own parameters.
-_LEARNED_PARAMS = {PolicyKind.CHECKPOINT: {"module", "sample"}, PolicyKind.LEAGUE: {"sample"}}
+_LEARNED_PARAMS = {
+    PolicyKind.CHECKPOINT: {"module", "sample"},
+    PolicyKind.LEAGUE: {"sample"},
+    PolicyKind.POLICY: {"sample"},
+}
+EXPORTED_SUFFIX = ".safetensors"
+"""The one format a `policy://` file may have: weights never go through pickle."""
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
 EXAMPLES = (
@@ -44,6 +52,7 @@ EXAMPLES = (
     "checkpoint://runs/duel_selfplay/20250101-120000/iter_000040?module=main",
     "scripted://duel/based",
     "league://runs/duel_selfplay/20250101-120000/main_v3",
+    "policy://experiments/pretrained/duel_recipe.safetensors",
     "random",
 )
 
@@ -55,7 +64,7 @@ class PolicyURI:
     kind: PolicyKind
     text: str
     path: str | None = None
-    """Run folder (checkpoint, league)."""
+    """Run folder (checkpoint, league), or the exported file (policy)."""
     checkpoint: str | None = None
     """`iter_NNNNNN` / `latest` / `best` of a checkpoint URI, else None (latest)."""
     env: str | None = None
@@ -180,8 +189,20 @@ def _parse_league(text: str, body: str) -> dict[str, str | None]:
     return {"path": path, "name": member}
 
 
+def _parse_exported(text: str, body: str) -> dict[str, str | None]:
+    if not body:
+        raise UserError(f"{text}: missing file, e.g. {EXAMPLES[4]}")
+    if not body.endswith(EXPORTED_SUFFIX):
+        raise UserError(
+            f"{text}: policy:// takes a {EXPORTED_SUFFIX} file written by `rlp export` "
+            "(weights are never unpickled); for a run folder write checkpoint://PATH"
+        )
+    return {"path": body}
+
+
 _PARSERS = {
     PolicyKind.CHECKPOINT: _parse_checkpoint,
     PolicyKind.SCRIPTED: _parse_scripted,
     PolicyKind.LEAGUE: _parse_league,
+    PolicyKind.POLICY: _parse_exported,
 }

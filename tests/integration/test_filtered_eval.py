@@ -131,3 +131,28 @@ def test_rlp_export_of_a_filtered_run_carries_the_filter(filtered_run, tmp_path)
         np.testing.assert_array_equal(handle.get_tensor("observation_filter.std"), expected.std)
         names = handle.keys()  # a safetensors handle, not a dict
         assert any(not name.startswith("observation_filter.") for name in names)  # the weights
+
+
+def test_an_exported_filtered_policy_acts_as_its_checkpoint(filtered_run, tmp_path):
+    """`policy://FILE` applies the filter the file carries, as `checkpoint://` does."""
+    out = tmp_path / "policy.safetensors"
+    rlp("export", str(filtered_run), str(out))
+    env = gym.make("CartPole-v1")
+    raw = _raw_observations(env, 64)
+    context = EnvContext("CartPole-v1", env.observation_space, env.action_space)
+    seen = {}
+    for uri in (f"checkpoint://{filtered_run}", f"policy://{out}"):
+        policy = load_policy(uri, env=context)
+        forward = policy.module._forward_inference
+
+        def recording(batch, forward=forward, uri=uri, **kwargs):
+            out = forward(batch, **kwargs)
+            seen[uri] = (batch["obs"].numpy(), out["action_dist_inputs"].numpy())
+            return out
+
+        policy.module._forward_inference = recording
+        policy.act(raw, np.random.default_rng(0), keys=list(range(len(raw))))
+    (checkpoint_obs, checkpoint_logits), (file_obs, file_logits) = seen.values()
+    assert not np.allclose(checkpoint_obs, raw)  # the filter was applied
+    np.testing.assert_array_equal(file_obs, checkpoint_obs)
+    np.testing.assert_array_equal(file_logits, checkpoint_logits)

@@ -2,16 +2,19 @@
 
 import json
 
+import gymnasium as gym
 import numpy as np
 import pytest
-from safetensors.numpy import load_file
+from safetensors.numpy import load_file, save_file
 
 from rl_platform import load_spec, train
+from rl_platform.policies import EnvContext, load_policy
 from rl_platform.rllib.algorithm_state import module_weights
 from rl_platform.run.export import export_policy
 from rl_platform.run.phase_clock import SPLIT_KEYS
 from rl_platform.storage.checkpoints import load_checkpoint
 from tests.conftest import EXPERIMENTS
+from tests.integration.cli_support import invoke_rlp as rlp
 
 TINY = ["training.train_batch_size=500", "training.minibatch_size=250", "training.num_epochs=2"]
 
@@ -87,6 +90,37 @@ def test_export_writes_policy_weights_only(ray_local, tmp_path):
     assert exported.module_id == "default_policy" and set(tensors) == set(expected)
     for name, array in expected.items():
         np.testing.assert_array_equal(tensors[name], array)
+    _exported_file_plays_as_its_checkpoint(result.run_dir, tmp_path)
+
+
+def _greedy_actions(uri: str, env: gym.Env, obs: np.ndarray) -> np.ndarray:
+    context = EnvContext("CartPole-v1", env.observation_space, env.action_space)
+    policy = load_policy(uri, env=context)
+    return policy.act(obs, np.random.default_rng(0), keys=list(range(len(obs))))
+
+
+def _exported_file_plays_as_its_checkpoint(run_dir, tmp_path) -> None:
+    """`policy://FILE` needs no run folder: the file carries the spec that rebuilds it."""
+    env = gym.make("CartPole-v1")
+    obs = np.stack([env.observation_space.sample() for _ in range(256)]).astype(np.float32)
+    wanted = _greedy_actions(f"checkpoint://{run_dir}", env, obs)
+    fp32 = tmp_path / "fp32.safetensors"
+    export_policy(run_dir, fp32)
+    bf16 = tmp_path / "bf16.safetensors"
+    export_policy(run_dir, bf16, dtype="bf16")
+    assert bf16.stat().st_size < 0.6 * fp32.stat().st_size
+    np.testing.assert_array_equal(_greedy_actions(f"policy://{fp32}", env, obs), wanted)
+    # bf16 keeps 8 bits of mantissa: the greedy action may flip where two logits nearly tie.
+    agree = _greedy_actions(f"policy://{bf16}", env, obs) == wanted
+    assert agree.mean() >= 0.95
+    duel = rlp("eval", f"policy://{fp32}", "--env", "duel", "--episodes", "1", code=2)
+    assert duel.stderr.strip().splitlines() == [
+        f"error: policy://{fp32} was trained on CartPole-v1, not rlp/Duel-v0"
+    ]
+    plain = tmp_path / "plain.safetensors"
+    save_file({"w": np.zeros(3, np.float32)}, plain)
+    refused = rlp("eval", f"policy://{plain}", "--env", "CartPole-v1", code=2)
+    assert "carries no policy spec" in refused.stderr
 
 
 def test_an_iteration_hook_sees_every_iteration_and_can_stop_the_run(ray_local, tmp_path):

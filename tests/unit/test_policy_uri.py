@@ -51,6 +51,12 @@ def test_league_random_and_scripted() -> None:
     assert parse_policy_uri(" random ").kind == PolicyKind.RANDOM
     scripted = parse_policy_uri("scripted://duel/based")
     assert (scripted.kind, scripted.env, scripted.name) == (PolicyKind.SCRIPTED, "duel", "based")
+    exported = parse_policy_uri("policy:///abs/champion.safetensors?sample=true")
+    assert (exported.kind, exported.path, exported.sample) == (
+        PolicyKind.POLICY,
+        "/abs/champion.safetensors",
+        True,
+    )
 
 
 @pytest.mark.parametrize(
@@ -68,6 +74,9 @@ def test_league_random_and_scripted() -> None:
         ("checkpoint://runs/x?module=a&module=b", "given twice"),
         ("checkpoint://runs/x?sample=maybe", "expected true or false"),
         ("checkpoint://runs/x?module", "key=value"),
+        ("policy://", "missing file"),
+        ("policy://runs/x/policy.pt", "takes a .safetensors file"),
+        ("policy://p.safetensors?module=main", "unknown parameter(s) ['module']"),
     ],
 )
 def test_bad_uris_explain_themselves(text: str, message: str) -> None:
