@@ -62,8 +62,8 @@ def sac_loss(
     terms["loss_alpha"] = -torch.mean(log_alpha * (logp_policy.detach() + target_entropy))
     with torch.no_grad():
         diagnostics = {
-            "alpha": alpha.reshape(()),
-            "log_alpha": log_alpha.reshape(()),
+            "alpha": alpha.detach().reshape(()),
+            "log_alpha": log_alpha.detach().reshape(()),
             "logp_mean": logp_policy.mean(),
             "q_mean": q_policy.mean(),
             "q_max": q_policy.max(),
