@@ -50,7 +50,7 @@ LAYERS = (
     _layer(
         "core",
         "the spec schema and the Ray-free rules: games, teachers, losses, nets, league, storage",
-        """spec envs teachers imitation capacity storage losses nets league sampling""",
+        """spec envs teachers imitation capacity storage losses nets league sampling replay""",
     ),
     _layer(
         "adapters",
@@ -81,6 +81,7 @@ FOLDERS = {
     "nets": "plain-torch networks the RLModules wrap: blocks, LSTM, transformer, history",
     "league": "the pure league: pool, members, matchmaking, ratings, slots, snapshots",
     "sampling": "the array env runner's pure parts: seat plan, rollout buffers, game stats",
+    "replay": "the off-policy replay store: fixed device tensors, n-step, prioritized sum tree",
     "rllib": "the RLlib config: builder, algorithm table, RLModule spec, run facts, callbacks",
     "ray_runtime": "Ray's process: starting or joining it, its logs, how `rlp` exits",
     "env_adapters": "envs as RLlib sees them: registration, PettingZoo, vector games, duel",
