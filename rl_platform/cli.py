@@ -28,10 +28,11 @@ from rl_platform.commands.error_boundary import (
 )
 from rl_platform.commands.jobs import jobs_app, submit_command
 from rl_platform.commands.league import league_app
-from rl_platform.commands.options import DashboardOpt, ProfileOpt, SetOpt
+from rl_platform.commands.options import DashboardOpt, ProfileOpt, SetOpt, VerboseOpt
 from rl_platform.commands.search import search_command
 from rl_platform.multi_seed.selection import parse_seeds
 from rl_platform.storage.layout import RUNS_DIR
+from rl_platform.utils.console_log import show_source_on_console
 
 if TYPE_CHECKING:
     from rl_platform.spec import ExperimentSpec
@@ -119,9 +120,13 @@ def train(
         ),
     ] = None,
     dashboard: DashboardOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Train an experiment with an embedded local Ray (or the cluster in RAY_ADDRESS)."""
     from rl_platform.spec import load_spec
+
+    if verbose:
+        show_source_on_console()
 
     if seeds is not None and resume is not None:
         raise UserError(
@@ -289,7 +294,9 @@ def main() -> None:
     """The `rlp` console script: the app, then an exit without the interpreter's teardown
     (`rl_platform.ray_runtime.process_exit`; 2.5-3 s less after every training on 2 cores)."""
     from rl_platform.ray_runtime.process_exit import exit_code_of, exit_now
+    from rl_platform.utils.console_log import use_console_log
 
+    use_console_log()  # our lines as the run's own words, not loguru's default format
     try:
         app(prog_name="rlp")
     except SystemExit as ended:

@@ -94,10 +94,11 @@ def eval_command(
     """Evaluate a policy: return mean/std/min/max, episode length, win rate, reward components."""
     from rl_platform.evaluation.eval import evaluate
 
-    with ray_notices_logged(), episode_progress(episodes, f"eval {policy}") as advance:
+    with ray_notices_logged(), episode_progress(episodes, f"eval {policy}") as progress:
         result = evaluate(
             policy=policy, env=env, episodes=episodes, seed=seed, opponent=opponent,
-            sample=sample, parallel=parallel, max_steps=max_steps, on_episode=advance, seat=seat,
+            sample=sample, parallel=parallel, max_steps=max_steps, on_episode=progress, seat=seat,
+            on_games_done=progress.reached,
         )  # fmt: skip
     if as_json:
         _write_json(result)

@@ -1,6 +1,7 @@
 """Options that several `rlp` verbs share, declared once so their flags match across verbs
-(`--set`/`--profile`: `rlp validate`, `rlp train`, `rlp submit`; `--dashboard`: `rlp train`,
-`rlp search`; `--seed`: `rlp eval`, `rlp run`, `rlp watch`, `rlp record`)."""
+(`--set`/`--profile`: `rlp validate`, `rlp train`, `rlp submit`; `--dashboard` and
+`--verbose`: `rlp train`, `rlp search`; `--seed`: `rlp eval`, `rlp run`, `rlp watch`,
+`rlp record`)."""
 
 from typing import Annotated
 
@@ -30,4 +31,13 @@ DashboardOpt = Annotated[
 SeedOpt = Annotated[
     int,
     typer.Option(min=0, max=SEED_LIMIT - 1, help="Episode i is reset with seed + i (< 2**32)."),
+]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        help="Console log lines also name their level and source (module:function:line), as "
+        "the run's train.log does, and debug lines show.",
+    ),
 ]

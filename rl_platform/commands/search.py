@@ -15,7 +15,8 @@ from rich.markup import escape
 
 from rl_platform.base.errors import UserError
 from rl_platform.commands.error_boundary import INTERRUPTED_EXIT, user_errors
-from rl_platform.commands.options import DashboardOpt
+from rl_platform.commands.options import DashboardOpt, VerboseOpt
+from rl_platform.utils.console_log import show_source_on_console
 
 # The tuner imports Ray, and the spec schema (which `search.results` and `search.table` import)
 # costs ~0.5 s: `rlp --help` and the other commands must not wait for either.
@@ -62,8 +63,11 @@ def search_command(
     resume: ResumeOpt = None,
     live: LiveOpt = True,
     dashboard: DashboardOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Search hyperparameters with Ray Tune (ASHA) over the spec's `search:` block."""
+    if verbose:
+        show_source_on_console()
     if (spec is None) == (resume is None):
         raise UserError("pass a SPEC to start a search, or --resume DIR to continue one")
     if resume is not None and (set_ or profile):

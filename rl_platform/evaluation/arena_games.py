@@ -8,7 +8,8 @@ recurrent state (and, for transformer_lstm, one opponent-history window) per gam
 once the seating is over, so every game starts from the policy's initial state.
 """
 
-from collections.abc import Hashable, Iterator, Mapping
+import functools
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -89,9 +90,12 @@ def arena_records(
     seat: str,
     seed: int,
     env_kwargs: Mapping[str, Any],
+    on_games_done: Callable[[int], None] | None = None,
 ) -> Iterator[EpisodeRecord]:
     """The records of `arena_episodes`, a chunk of at most `ARENA_CHUNK` games at a time
-    (player 0's games first), for a caller that folds them into a summary."""
+    (player 0's games first), for a caller that folds them into a summary. `on_games_done(n)`
+    counts the games over so far while a chunk plays (progress of a long `rlp eval`)."""
+    before = 0  # games of the chunks already played
     for player, count in enumerate(games_per_seat(episodes, seat)):
         for chunk, start in enumerate(range(0, count, ARENA_CHUNK)):
             size = min(ARENA_CHUNK, count - start)
@@ -100,10 +104,18 @@ def arena_records(
             else:
                 indices = range(start, start + size)
             games_seed = SeedTree(seed).arena_chunk(player=player, chunk=chunk)
+            on_frame = None
+            if on_games_done is not None:
+                on_frame = functools.partial(_games_done_from, before, on_games_done)
             yield from _play_chunk(
                 policies, player=player, size=size, seed=games_seed, env_kwargs=env_kwargs,
-                indices=indices,
+                indices=indices, on_frame=on_frame,
             )  # fmt: skip
+            before += size
+
+
+def _games_done_from(before: int, on_games_done: Callable[[int], None], over: int) -> None:
+    on_games_done(before + over)
 
 
 def _play_chunk(
@@ -114,6 +126,7 @@ def _play_chunk(
     seed: int,
     env_kwargs: Mapping[str, Any],
     indices: range,
+    on_frame: Callable[[int], None] | None = None,
 ) -> list[EpisodeRecord]:
     """`size` games with the evaluated policy (the first of `policies`) as `player`."""
     (key, policy), (opponent_key, opponent) = policies.items()
@@ -121,7 +134,9 @@ def _play_chunk(
     if player == 1:
         seats.reverse()
     torch.manual_seed(seed)  # sampled actions draw with torch
-    log = play_games(*seats, num_games=size, seed=seed, **game_settings(env_kwargs))
+    log = play_games(
+        *seats, num_games=size, seed=seed, on_frame=on_frame, **game_settings(env_kwargs)
+    )
     for arena_seat in seats:
         arena_seat.leave()
     keys = (key, opponent_key) if player == 0 else (opponent_key, key)

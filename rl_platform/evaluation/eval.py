@@ -54,8 +54,11 @@ def evaluate(
     max_steps: int | None = None,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
     seat: str = "first",
+    on_games_done: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """Run the evaluation and return one flat JSON-ready dict (see docs/evaluation.md)."""
+    """Run the evaluation and return one flat JSON-ready dict (see docs/evaluation.md).
+    `on_episode` sees each record as it is folded; `on_games_done(n)` the games over so far
+    while the duel's arena plays a batch (progress before the batch's records come)."""
     check_episodes(episodes)
     check_seat(seat)
     uri = parse_policy_uri(policy)
@@ -70,8 +73,9 @@ def evaluate(
     if OPPONENT_KEY in policies and arena_plays(target, max_steps=max_steps):
         # The duel to its own end: the games of a seat in chunks in the vectorized arena.
         records = arena_records(
-            policies, episodes=episodes, seat=seat, seed=seed, env_kwargs=target.kwargs
-        )
+            policies, episodes=episodes, seat=seat, seed=seed, env_kwargs=target.kwargs,
+            on_games_done=on_games_done,
+        )  # fmt: skip
     else:
         records = _rollout(
             target, policies, seat_plan(seats, seat), seed=seed, parallel=parallel,

@@ -11,6 +11,7 @@ is where an uninterrupted run ends: the resume trains nothing (`stop_reached_at`
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,9 @@ from typing import Any
 from loguru import logger
 
 from rl_platform.base.errors import IntegrityError, UserError
+from rl_platform.env_adapters.registry import agent_spaces
 from rl_platform.rllib.algorithm_state import state_for_rllib
+from rl_platform.rllib.facts import RunFacts
 from rl_platform.run.health import HEALTH_META_KEY
 from rl_platform.run.sinks import METRICS_ROW_META_KEY
 from rl_platform.run.stopping import reached_stop
@@ -39,6 +42,7 @@ from rl_platform.storage.saved_spec import (
     write_resumed_spec,
 )
 from rl_platform.utils.atomic import write_text_atomic
+from rl_platform.utils.secrets import MASK
 
 RESUMES_FILE = "resumes.jsonl"
 
@@ -108,8 +112,21 @@ def stop_reached_at(checkpoint: LoadedCheckpoint, stop: StopSpec) -> str | None:
     return reached_stop(stop, row)
 
 
-IDENTITY_KEYS = ("algo", "env.id", "model.type")
-"""What a run is: a resume that changes any of these is a different run, not a continuation."""
+SHAPE_KEYS = (
+    "algo",
+    "env.id",
+    "env.wrappers",
+    "env.hide",
+    "env.observation_filter",
+    "model",
+    "league.slots",
+    "league.roles",
+    "league.scripted",
+)
+"""What fixes a checkpoint's modules and tensor shapes: a resume that changes any of these cannot
+load it. RLlib would say so only after Ray started, building every module, with torch's
+"Error(s) in loading state_dict for ..." (or leave a league module out); `env.kwargs` count
+where they change an agent's observation or action space (`_space_changes`)."""
 
 
 def _at(tree: Any, dotted: str) -> Any:
@@ -118,21 +135,70 @@ def _at(tree: Any, dotted: str) -> Any:
     return tree
 
 
-def check_same_kind_of_run(run_dir: Path, spec: ExperimentSpec) -> None:
-    """`UserError` when `spec` names another algorithm, env or model type than the run's own
-    `spec.yaml`: its checkpoint would be loaded into (or silently beside) the wrong thing."""
-    path = saved_spec_path(run_dir)
+def check_checkpoint_fits(run_dir: Path, spec: ExperimentSpec, *, facts: RunFacts) -> None:
+    """`UserError` naming each key of `SHAPE_KEYS` (and each `env.kwargs` key that changes a
+    space) where `spec` differs from the run's own `spec.yaml`, with both values: its
+    checkpoint holds tensors of the other shapes. Before Ray starts and before any file."""
     original = read_saved_spec_tree(run_dir)
     if original is None:
         return
     resumed = spec_tree(spec)
-    for key in IDENTITY_KEYS:
-        if _at(original, key) != _at(resumed, key):
-            raise UserError(
-                f"--resume: {run_dir} was trained with {key} {_at(original, key)!r}, the spec "
-                f"says {_at(resumed, key)!r}; resume with the run's own spec "
-                f"(`rlp train {path} --resume {run_dir}`), or start a new run"
-            )
+    differing: dict[str, list[Any]] = {}
+    for key in SHAPE_KEYS:
+        differing |= _changes(_at(original, key), _at(resumed, key), f"{key}.")
+    if not differing:
+        differing = _space_changes(original, resumed, spec, facts)
+    if differing:
+        shown = "; ".join(
+            f"{key} {_short(old)} (the spec says {_short(new)})"
+            for key, (old, new) in differing.items()
+        )
+        raise UserError(
+            f"--resume: {run_dir} was trained with {shown}; its checkpoint holds tensors of "
+            f"those shapes: resume with the run's own spec (`rlp train "
+            f"{saved_spec_path(run_dir)} --resume {run_dir}`), or start a new run"
+        )
+
+
+def _space_changes(
+    original: Any, resumed: Any, spec: ExperimentSpec, facts: RunFacts
+) -> dict[str, list[Any]]:
+    """The changed `env.kwargs` keys when the run's own kwargs give an agent another space
+    (a corridor's `length`); none when only rewards or limits changed."""
+    changed = _changes(_at(original, "env.kwargs"), _at(resumed, "env.kwargs"), "env.kwargs.")
+    if not changed:
+        return {}
+    # Masked secrets (`***`) in the saved spec: the spec's own values, which the env needs.
+    kwargs = _unmasked(_at(original, "env.kwargs") or {}, spec.env.kwargs)
+    try:
+        before = agent_spaces(spec.env.id, spec.env.wrappers, kwargs, multi_agent=facts.multi_agent)
+    except Exception:  # the old kwargs no longer build an env: `_restore` still checks
+        return {}
+    spaces = {
+        f"{kind} space" + (f" of {agent}" if facts.multi_agent else ""): [
+            before.get(agent, (None, None))[index],
+            pair[index],
+        ]
+        for agent, pair in facts.agent_spaces.items()
+        for index, kind in enumerate(("observation", "action"))
+        if before.get(agent, (None, None))[index] != pair[index]
+    }
+    return changed | spaces if spaces else {}
+
+
+def _unmasked(saved: dict[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key, value in saved.items():
+        if isinstance(value, dict) and isinstance(current.get(key), Mapping):
+            out[key] = _unmasked(value, current[key])
+        else:
+            out[key] = current.get(key, value) if value == MASK else value
+    return out
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _changes(old: Any, new: Any, prefix: str = "") -> dict[str, list[Any]]:

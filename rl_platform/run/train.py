@@ -34,7 +34,7 @@ from rl_platform.run.loop import (
     resume_from,
 )
 from rl_platform.run.resume import (
-    check_same_kind_of_run,
+    check_checkpoint_fits,
     checkpoint_to_resume,
     record_resumed_spec,
     resume_target,
@@ -90,7 +90,7 @@ def train(
         # Verified before anything is written: a bad resume leaves the run as it was.
         checkpoint = checkpoint_to_resume(target, force=force) if target else None
         if target:
-            check_same_kind_of_run(target.run_dir, spec)
+            check_checkpoint_fits(target.run_dir, spec, facts=facts)
         if checkpoint is not None:
             reached = stop_reached_at(checkpoint, spec.stop)
             if reached is not None:  # where an uninterrupted run ended: nothing to train

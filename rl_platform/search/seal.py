@@ -19,14 +19,16 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rl_platform.base.errors import UserError
+from rl_platform.storage.run_lock import LOCK_FILE
 from rl_platform.utils.atomic import write_bytes_atomic, write_text_atomic
 
 SEALED_DIR = ".rlp-sealed"
 QUARANTINE_DIR = ".rlp-unsealed"
 MANIFEST = "manifest.json"
 KEY_BYTES = 32
-# Our own files in a search folder: plain text we never unpickle, so they stay unsealed.
-OWN_FILES = frozenset({"spec.yaml", "results.csv", "best.yaml", "search.log"})
+# Our own files in a search folder: plain text we never unpickle, so they stay unsealed. The
+# lock stays in place above all: moved aside or replaced, a third command could lock anew.
+OWN_FILES = frozenset({"spec.yaml", "results.csv", "best.yaml", "search.log", LOCK_FILE})
 
 
 def seal_key_path() -> Path:

@@ -39,6 +39,7 @@ from rl_platform.search.trainable import search_trainable
 from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.search import SearchSpec
 from rl_platform.storage.run_dir import refuse_links
+from rl_platform.storage.run_lock import RunLock
 
 Observer = Callable[[list[TrialRow]], None]
 # Tune pickles the run config (callbacks included) into tuner.pkl and a resumed search runs the
@@ -282,8 +283,9 @@ def run_search(
     if search.searcher.type == "optuna":
         _require_optuna()
     search_dir = new_search_dir(out_dir, spec)
+    # Held while it runs: a `rlp search --resume` of this folder meanwhile is refused.
     # Ray's notices go to search.log: on the console they would tear the live table.
-    with ray_logs_to(search_dir / LOG_FILE):
+    with RunLock(search_dir), ray_logs_to(search_dir / LOG_FILE):
         ensure_ray(num_cpus, log_to_driver=False, dashboard=dashboard)
         tuner = _new_tuner(spec, search_dir, budget, points)
         seal(search_dir, [search_dir / TUNER_STATE_FILE])  # written by the Tuner just now
@@ -336,12 +338,26 @@ def resume_search(
     folder = Path(search_dir).resolve()
     spec = saved_spec(folder)
     budget = trial_budget(spec, source=str(folder))
+    # One writer per search folder, as per run folder: a second resume would move the first
+    # one's files aside (`unseal`) and run its trials twice. Refused naming the holder.
+    with RunLock(folder):
+        return _resume_locked(folder, spec, budget, observer, num_cpus, dashboard)
+
+
+def _resume_locked(
+    folder: Path,
+    spec: ExperimentSpec,
+    budget: TrialBudget,
+    observer: Observer | None,
+    num_cpus: int | None,
+    dashboard: bool,
+) -> SearchOutcome:
     # A link out of the folder would let the set-aside of unsealed files, and Tune's writes,
     # reach someone else's files: refused, as `rlp train --resume` refuses one.
     refuse_links(folder)
     unseal(folder)  # before Tune reads (and unpickles) anything in the folder
     if not tune.Tuner.can_restore(str(folder)):
-        raise UserError(f"--resume {search_dir}: Tune has no experiment state there to resume")
+        raise UserError(f"--resume {folder}: Tune has no experiment state there to resume")
     with ray_logs_to(folder / LOG_FILE):
         ensure_ray(num_cpus, log_to_driver=False, dashboard=dashboard)
         trainable = _trainable(spec, folder, budget)

@@ -15,7 +15,10 @@ from it and goes on uploading to the same place.
 Uploads are synchronous: a slow store lengthens the checkpoint step, never races the pruning of
 old checkpoints. A failed upload is a logged warning, never a failed run; the next one retries.
 A store that does not answer fails a call within `RLP_NETWORK_TIMEOUT_S` (30 s,
-`storage.bounded_filesystem`), so one upload waits that long at most before it gives up.
+`storage.bounded_filesystem`), so one upload waits that long at most before it gives up; after
+such a timeout the uploads after checkpoints are skipped (said once, in that warning) and only
+the final upload tries again, so an unreachable store costs the run two bounds, not one per
+checkpoint.
 """
 
 import os
@@ -40,6 +43,7 @@ from rl_platform.storage.run_manifest import (
 )
 from rl_platform.utils.atomic import COPY_CHUNK, Readable, write_bytes_atomic
 from rl_platform.utils.names import is_safe_name
+from rl_platform.utils.network_timeout import NetworkTimeoutError
 from rl_platform.utils.storage_uri import check_storage_uri, is_storage_uri, join_storage_uri
 
 CACHE_DIRS = frozenset({"__pycache__", "cache"})
@@ -66,11 +70,16 @@ class RunUploader:
         self.stored = False
         """Whether the last upload, the final one once the run ended, reached storage: only
         then is the run stored at `uri` (`rlp train`'s closing lines say which)."""
+        self.unanswered = False
+        """Storage did not answer within the bound once: checkpoints are no longer uploaded
+        (each would wait the bound again: 2 iterations took 130 s), only the final upload."""
 
     def at_start(self) -> None:
         self._sync(dict(self._files(recursive=False)), final=False)
 
     def after_checkpoint(self) -> None:
+        if self.unanswered:
+            return
         files = dict(self._files(recursive=False))
         for tree in CHECKPOINT_TREES:
             files |= dict(self._files(tree))
@@ -86,12 +95,15 @@ class RunUploader:
         except Exception as exc:
             self.stored = False
             # A storage outage (network, credentials, quota: OSError or pyarrow's errors) must
-            # never end a training run; the next upload retries what this one missed.
+            # never end a training run. The next upload retries what this one missed, unless
+            # storage did not answer at all: then only the final upload tries again.
+            self.unanswered = self.unanswered or isinstance(exc, NetworkTimeoutError)
             logger.warning(
-                "upload to {} failed ({}: {}); training goes on, the next upload retries",
+                "upload to {} failed ({}: {}); training goes on, {}",
                 self.uri,
                 type(exc).__name__,
                 str(exc).strip().splitlines()[0][:300] if str(exc).strip() else "",
+                _what_next(final=final, unanswered=self.unanswered),
             )
             return
         # One console line per run (the final upload), not one per checkpoint.
@@ -173,6 +185,14 @@ class RunUploader:
                 self._refused.add(path)
             return False
         return True
+
+
+def _what_next(*, final: bool, unanswered: bool) -> str:
+    if final:
+        return "the run is only in its run folder"
+    if unanswered:
+        return "without uploads after checkpoints: one final upload is tried when the run ends"
+    return "the next upload retries"
 
 
 def _delete(storage: FolderStorage, gone: list[str], *, kept: Iterable[str]) -> None:

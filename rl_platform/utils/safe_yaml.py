@@ -78,6 +78,31 @@ class _PlainDataLoader(yaml.SafeLoader):
                 "hundred: write the repeated blocks out, or use `_base` includes"
             )
 
+    def scan_to_next_token(self) -> None:
+        """PyYAML's scanner (yaml/scanner.py `scan_to_next_token`) skips only spaces between
+        tokens, so `hidden: [64,<TAB>64]` or `lr:<TAB>3e-4` were refused. YAML 1.2 allows a
+        tab wherever it separates (`s-separate-in-line`); only block indentation must be
+        spaces, so a tab there is still left for the scanner to refuse."""
+        if self.index == 0 and self.peek() == "\ufeff":
+            self.forward()
+        while True:
+            while self.peek() == " " or (self.peek() == "\t" and not self._in_indentation()):
+                self.forward()
+            if self.peek() == "#":
+                while self.peek() not in "\0\r\n\x85\u2028\u2029":
+                    self.forward()
+            if not self.scan_line_break():
+                return
+            if not self.flow_level:
+                self.allow_simple_key = True
+
+    def _in_indentation(self) -> bool:
+        """Block indentation: only spaces before this point on the line, outside `[...]`/`{...}`."""
+        if self.flow_level:
+            return False
+        line = self.buffer[self.pointer - self.column : self.pointer]
+        return line.strip(" ") == ""
+
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         if node.tag not in _STANDARD_TAGS:
             mark = node.start_mark

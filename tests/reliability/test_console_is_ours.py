@@ -6,14 +6,25 @@ ours. With a remote env runner, what the runner prints (the env's traceback, its
 Ray's "(raylet) A worker died ..." went to the console too: now to `train.log`, and the
 training loop's warning names the env's own error. Real `rlp train` runs (the console is what is
 judged), tiny budgets, run in the background (tests/background.py).
+
+Issue #59 A: the console reads like a tool. Console lines were loguru's default format
+(`2026-12-07 15:05:42.345 | INFO     | rl_platform.run.progress:update:77 - ...`) on a
+terminal and in job logs alike; now a short time and the message, the level only where it is
+not INFO (`warning: ...`), the source only in `train.log` (and under `--verbose`). Progress
+goes to stderr, so `--json` stays clean on stdout, and a long `rlp eval` off a terminal says
+how far it got within seconds of its games starting (it once said nothing for minutes).
 """
 
+import json
+import re
 import subprocess
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from tests.background import Background, Scenario
-from tests.reliability.support import REPO, RLP, TINY, child_env, sets
+from tests.reliability.support import CARTPOLE, REPO, RLP, TINY, child_env, sets
 
 BROKEN_ENV = "tests.fixtures.broken_user_envs:StepRaises"
 CHATTY_ENV = "tests.fixtures.broken_user_envs:ChattyStepRaises"
@@ -55,7 +66,36 @@ BROKEN = Scenario.run_once("env_breaks_mid_run", _train_an_env_that_breaks)
 BROKEN_REMOTE = Scenario.run_once(
     "env_breaks_on_a_remote_runner", _train_on_a_remote_runner_whose_env_breaks
 )
-BACKGROUND = [BROKEN, BROKEN_REMOTE]
+SOURCE = re.compile(r"rl_platform\.[\w.]+:\w+:\d+")
+"""loguru's `module:function:line`, as its default format and train.log show it."""
+OUR_LINE = re.compile(r"^\d\d:\d\d:\d\d (warning: |error: )?\S")
+
+
+@dataclass(frozen=True)
+class Trained:
+    returncode: int
+    stdout: str
+    stderr: str
+    run_dir: Path
+
+
+def _train_a_tiny_run(tmp: Path, env: dict[str, str]) -> Trained:
+    out = tmp / "runs"
+    overrides = [*TINY, "stop.iterations=2", "checkpoint.every_iterations=1"]
+    result = subprocess.run(
+        [str(RLP), "train", str(CARTPOLE), *sets(overrides), "--out", str(out)],
+        capture_output=True,  # not a terminal: one plain line per iteration
+        text=True,
+        env=child_env(env),
+        cwd=REPO,
+        timeout=240,
+    )
+    [run_dir] = [p for p in out.glob("*/*") if p.is_dir()] or [out]
+    return Trained(result.returncode, result.stdout, result.stderr, run_dir)
+
+
+TINY_RUN = Scenario.run_once("console_is_ours_tiny_run", _train_a_tiny_run)
+BACKGROUND = [BROKEN, BROKEN_REMOTE, TINY_RUN]
 
 
 def test_an_env_failing_mid_run_shows_only_our_line(background: Background):
@@ -88,3 +128,84 @@ def test_what_a_remote_env_runner_prints_goes_to_the_run_log(background: Backgro
     logged = (run_dir / "train.log").read_text()
     assert "(SingleAgentEnvRunner pid=" in logged and "chatty env: reset after" in logged
     assert "Traceback" in logged and "(raylet) A worker died" in logged
+
+
+def test_console_lines_are_the_runs_own_words_and_train_log_keeps_the_source(
+    background: Background,
+):
+    run = background.result(TINY_RUN)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout == ""  # progress and notes go to stderr
+    lines = run.stderr.splitlines()
+    progress = [line for line in lines if "cartpole_ppo | iter" in line]
+    assert len(progress) == 2 and all(OUR_LINE.match(line) for line in progress), progress
+    assert re.match(r"^\d\d:\d\d:\d\d cartpole_ppo \| iter 2 \| env steps [\d,]+ \|", progress[1])
+    assert [line for line in lines if SOURCE.search(line) or "| INFO" in line] == []
+    assert any(OUR_LINE.match(line) and "stopped: iterations >= 2" in line for line in lines)
+    assert lines[-1].startswith("run folder: ")
+    logged = (run.run_dir / "train.log").read_text()
+    assert "| INFO     | rl_platform.run.progress:update:" in logged  # the source, in the file
+    assert re.search(r"rl_platform\.run\.progress:update:\d+ - cartpole_ppo \| iter 2 \|", logged)
+
+
+def test_warnings_say_warning_and_not_their_source_on_the_console(background: Background):
+    broken = background.result(BROKEN_REMOTE)
+    warnings = [line for line in broken.console.splitlines() if "sampled nothing" in line]
+    assert warnings and all(re.match(r"^\d\d:\d\d:\d\d warning: ", w) for w in warnings)
+    assert not SOURCE.search(broken.console)
+    [run_dir] = [p for p in broken.out.glob("*/*") if p.is_dir()]
+    assert re.search(
+        r"\| WARNING  \| rl_platform\.[\w.]+:\w+:\d+ - .*sampled nothing",
+        (run_dir / "train.log").read_text(),
+    )
+
+
+FIRST_PROGRESS_S = 5.0
+
+
+def _eval(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [str(RLP), "eval", "random", "--env", "duel", *args, "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+        cwd=REPO,
+    )
+
+
+def test_a_long_eval_says_games_rate_and_eta_within_seconds_of_starting():
+    """`rlp eval random --env duel -n 1000000000 --json` off a terminal once printed nothing
+    for minutes. Now its first line says the games started, and a progress line with games
+    over, games/s and an ETA follows within `FIRST_PROGRESS_S` (counted while the arena
+    plays its first batch of 4096, whose games end between frames 80 and 900)."""
+    child = _eval("-n", "1000000000")
+    watchdog = threading.Timer(240, child.kill)  # a child that hangs ends the readlines
+    watchdog.start()
+    try:
+        started = child.stderr.readline()
+        seen_start = time.monotonic()
+        assert re.match(r"^\d\d:\d\d:\d\d eval random: 1,000,000,000 games$", started), started
+        progress = child.stderr.readline()
+        waited = time.monotonic() - seen_start
+    finally:
+        watchdog.cancel()
+        child.kill()
+        stdout, _ = child.communicate(timeout=30)
+    line = re.compile(
+        r"^\d\d:\d\d:\d\d eval random: [\d,]+/1,000,000,000 games \| [\d,]+ games/s \| ETA \S+$"
+    )
+    assert line.match(progress.strip()), progress
+    assert waited < FIRST_PROGRESS_S, f"first progress line after {waited:.1f} s"
+    assert stdout == ""  # nothing but the result ever goes to stdout
+
+
+def test_eval_json_stays_clean_on_stdout_with_progress_on_stderr():
+    child = _eval("-n", "4096")
+    stdout, stderr = child.communicate(timeout=300)
+    assert child.returncode == 0, stderr[-3000:]
+    assert json.loads(stdout)["episodes"] == 4096
+    last = stderr.splitlines()[-1]
+    assert re.match(
+        r"^\d\d:\d\d:\d\d eval random: 4,096 games in [\d.]+ s \| [\d,]+ games/s$", last
+    )

@@ -105,14 +105,17 @@ def test_uploads_to_storage_that_never_answers_warn_and_training_goes_on(
     flat = " ".join(output.split())
     assert "stored at:" not in flat  # it once said so when every upload had failed
     assert f"not stored: the final upload to {scheme}://bucket/runs" in flat
-    # An upload at the start, after each checkpoint and at the end, each given up at the
-    # bound; training itself takes a few seconds.
-    assert waited < 4 * (BOUND_S + 1) + 30, f"waited {waited:.1f} s"
+    # The upload at the start gives up at the bound, the checkpoints' uploads are skipped
+    # (each once waited its own bound), the final one tries once more; training takes a few
+    # seconds.
+    assert waited < 2 * (BOUND_S + 1) + 30, f"waited {waited:.1f} s"
     run_dirs = [p for p in (tmp_path / "runs").glob("*/*") if p.is_dir()]
     assert len(run_dirs) == 1 and (run_dirs[0] / "checkpoints" / "iter_000002").is_dir()
     logged = (run_dirs[0] / "train.log").read_text()  # the console's warnings, as logged
     warnings = [line for line in logged.splitlines() if "WARNING" in line and "upload to" in line]
-    assert len(warnings) >= 3 and all(f"{NETWORK_TIMEOUT_ENV}=1 s" in w for w in warnings)
+    assert len(warnings) == 2 and all(f"{NETWORK_TIMEOUT_ENV}=1 s" in w for w in warnings)
+    assert "without uploads after checkpoints" in warnings[0]
+    assert "the run is only in its run folder" in warnings[1]
 
 
 def test_train_with_ray_address_at_a_closed_port_is_one_line_and_leaves_no_run_folder(

@@ -72,15 +72,25 @@ def test_resume_with_nothing_intact_exits_2_and_changes_nothing(smoke_run, tmp_p
     assert _snapshot(run_dir) == before
 
 
-def test_resume_with_a_model_that_does_not_fit_exits_2_before_writing(
-    smoke_run, ray_local, tmp_path
+def test_resume_with_a_model_that_does_not_fit_exits_2_before_ray_starts(
+    smoke_run, tmp_path, monkeypatch
 ):
+    """Once refused only by RLlib's `load_state_dict` ("Error(s) in loading state_dict for
+    ..."), after Ray had started and the algorithm was built; now from spec.yaml, before."""
+    import rl_platform.run.train as run_train
+
+    def never(**_: object) -> None:
+        raise AssertionError("Ray started for a resume that cannot fit")
+
+    monkeypatch.setattr(run_train, "ensure_ray", never)
     run_dir = _copy(smoke_run, tmp_path)
     before = _snapshot(run_dir)
     # A raised stop: at its stop the run would train nothing and never build the model.
     result = _resume(smoke_run, run_dir, "model.hidden=[32,32]", "stop.iterations=3")
     assert result.exit_code == 2, result.output
-    assert "does not fit checkpoint" in result.output and "Traceback" not in result.output
+    line = " ".join(result.output.split())
+    assert "model.hidden [16, 16] (the spec says [32, 32])" in line, line
+    assert "Error(s) in loading" not in line and "Traceback" not in result.output
     assert _snapshot(run_dir) == before  # spec.yaml, metrics and checkpoints untouched
 
 

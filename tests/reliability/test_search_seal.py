@@ -6,6 +6,8 @@ planted files, and a sealed copy that was edited is refused. None of these start
 """
 
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,9 @@ from typer.testing import CliRunner
 from rl_platform.base.errors import UserError
 from rl_platform.cli import app
 from rl_platform.search import seal as seal_module
-from rl_platform.search.seal import QUARANTINE_DIR, SEALED_DIR, seal, unseal
+from rl_platform.search.seal import QUARANTINE_DIR, SEALED_DIR, seal, tune_state_files, unseal
+from rl_platform.storage.run_lock import LOCK_FILE, RunLock
+from tests.reliability.support import child_env
 
 SPEC = """\
 name: sealed
@@ -101,3 +105,66 @@ def test_the_seal_key_is_private_to_its_user(tmp_path):
     folder = _search_folder(tmp_path)
     seal(folder, [folder / "tuner.pkl"])
     assert seal_module.seal_key_path().stat().st_mode & 0o777 == 0o600
+
+
+HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from rl_platform.storage.run_lock import RunLock
+with RunLock(Path(sys.argv[1])):
+    print("locked", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_second_resume_of_one_search_folder_is_refused_naming_the_holder(tmp_path, monkeypatch):
+    """Issue #59 E: two `rlp search --resume` of one folder at once: the second would set the
+    first one's files aside (`unseal`) and run its trials again. It is refused in one line
+    naming the first one's pid, before anything in the folder moves."""
+
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("a second resume of a held search folder started Ray")
+
+    monkeypatch.setattr("rl_platform.search.tuner.ensure_ray", never)
+    folder = _search_folder(tmp_path)
+    seal(folder, [folder / "tuner.pkl"])
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(folder)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        before = _files(folder)
+        result = CliRunner().invoke(app, ["search", "--resume", str(folder)])
+        assert result.exit_code == 2, result.output
+        line = " ".join(result.output.split())
+        assert f"is in use by process {holder.pid}" in line, line
+        assert "Traceback" not in result.output
+        assert _files(folder) == before and not (folder / QUARANTINE_DIR).exists()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != ".lock"
+    }
+
+
+def test_the_resumers_own_lock_stays_in_place_through_unseal(tmp_path):
+    """`rlp search --resume` holds the folder's `.lock` while it unseals: the lock file is not
+    Tune state, so it is neither sealed nor moved aside nor replaced (a third command would
+    then lock a new file)."""
+    folder = _search_folder(tmp_path)
+    with RunLock(folder):
+        lock_inode = (folder / LOCK_FILE).stat().st_ino
+        seal(folder, tune_state_files(folder))
+        unseal(folder)
+        assert (folder / LOCK_FILE).stat().st_ino == lock_inode
+    assert not (folder / SEALED_DIR / LOCK_FILE).exists()
+    assert not list((folder / QUARANTINE_DIR).rglob(LOCK_FILE))

@@ -4,6 +4,7 @@ and evaluation during training (numbering, seats, outcomes, components), without
 import pytest
 
 from rl_platform.envs.duel.pettingzoo_env import action_space, observation_space
+from rl_platform.evaluation import arena_games
 from rl_platform.evaluation.arena_games import arena_episodes, games_per_seat
 from rl_platform.evaluation.eval import OPPONENT_KEY, POLICY_KEY, evaluate
 from rl_platform.evaluation.summary import summarize
@@ -97,3 +98,19 @@ def test_rlp_eval_plays_the_duel_in_the_arena_unless_cut_by_max_steps() -> None:
         max_steps=5000,  # never reached: the rollout plays the games to their end
     )
     assert rollout["win_rate"] == 1.0 and rollout["timed_out_rate"] == 0.0
+
+
+def test_games_over_are_counted_while_a_chunk_plays(monkeypatch) -> None:
+    """A long `rlp eval`'s progress (issue #59): the arena reports the games over after each
+    frame, counted across chunks and seats, up to every game, before the chunk's records."""
+    monkeypatch.setattr(arena_games, "ARENA_CHUNK", 2)  # 5 games alternating: 2+1, then 2
+    seen: list[int] = []
+    records = arena_games.arena_records(
+        _policies("based", "constant"), episodes=5, seat="alternate", seed=0,
+        env_kwargs=SETTINGS, on_games_done=seen.append,
+    )  # fmt: skip
+    first = next(records)  # the first chunk's frames all reported before its first record
+    assert first.index == 0 and seen and seen[-1] == 2
+    list(records)
+    assert seen == sorted(seen) and seen[-1] == 5
+    assert len(seen) > 5  # frame by frame, not once per chunk

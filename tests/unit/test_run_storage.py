@@ -4,6 +4,7 @@ on fake run folders, with a local folder (`file://`, a `SubTreeFileSystem`) as t
 
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 from rl_platform.base.errors import IntegrityError, SpecError, UnsafePathError, UserError
 from rl_platform.cli import app
 from rl_platform.spec import load_spec
+from rl_platform.storage.bounded_filesystem import BoundedFileSystem
 from rl_platform.storage.checkpoints import CheckpointStore
 from rl_platform.storage.folder_storage import FolderStorage
 from rl_platform.storage.run_manifest import current_job_id, parse_manifest
@@ -22,7 +24,7 @@ from rl_platform.storage.run_pull import pull_runs
 from rl_platform.storage.run_upload import RunUploader, run_key_of
 from rl_platform.utils.storage_uri import check_storage_uri
 from tests.conftest import EXPERIMENTS
-from tests.unit.storage_support import FailingMoveFS
+from tests.unit.storage_support import BlockingFS, FailingMoveFS
 
 KEY = "cartpole_ppo/20261125-101010"
 
@@ -165,6 +167,52 @@ def test_a_failed_upload_is_a_warning_and_keeps_the_last_manifest(
     assert not [p for p in (bucket / KEY).rglob(".*.tmp")]
     _uploader(run_dir, "/proc/rlp-no-such-storage").at_start()  # storage nobody can write
     assert len(warnings) == 2
+
+
+def test_storage_that_does_not_answer_costs_one_bound_and_one_final_try(
+    tmp_path: Path, warnings: list[str]
+) -> None:
+    """Issue #59 D: `--out gs://...` unreachable once trained 2 iterations in 130 s, every
+    checkpoint's upload waiting its own 30 s bound. After the first upload times out, uploads
+    after checkpoints are skipped (said once) and only the final upload tries again."""
+    run_dir, bucket = _run_folder(tmp_path / "runs"), tmp_path / "bucket"
+    bound_s = 0.3
+    blocking = BlockingFS(pafs.SubTreeFileSystem(str(bucket), pafs.LocalFileSystem()))
+    uploader = _uploader(run_dir, "gs://bucket/runs")
+    uploader._storage = FolderStorage(
+        BoundedFileSystem(blocking, uri="gs://x", seconds=bound_s), KEY
+    )
+    try:
+        started = time.monotonic()
+        uploader.at_start()
+        for iteration in (1, 2, 3):
+            _checkpoint(run_dir, iteration)
+            uploader.after_checkpoint()
+        assert time.monotonic() - started < 2 * bound_s  # one bound, not one per checkpoint
+        assert blocking.writes == 1 and not uploader.stored
+        assert len(warnings) == 1, warnings
+        assert "RLP_NETWORK_TIMEOUT_S=0.3 s" in warnings[0]
+        assert "without uploads after checkpoints" in warnings[0]
+        assert "one final upload is tried when the run ends" in warnings[0]
+        uploader.at_end()  # the one final try: still no answer
+        assert blocking.writes == 2 and not uploader.stored
+        assert len(warnings) == 2 and "the run is only in its run folder" in warnings[1]
+    finally:
+        blocking.release.set()
+
+
+def test_storage_that_answers_again_stores_the_run_at_the_end(tmp_path: Path) -> None:
+    run_dir, bucket = _run_folder(tmp_path / "runs"), tmp_path / "bucket"
+    blocking = BlockingFS(pafs.SubTreeFileSystem(str(bucket), pafs.LocalFileSystem()))
+    uploader = _uploader(run_dir, "gs://bucket/runs")
+    uploader._storage = FolderStorage(BoundedFileSystem(blocking, uri="gs://x", seconds=0.3), KEY)
+    uploader.at_start()
+    _checkpoint(run_dir, 1)
+    uploader.after_checkpoint()  # skipped
+    blocking.release.set()
+    uploader.at_end()
+    assert uploader.stored and _manifest(bucket)["final"]
+    assert "checkpoints/iter_000001/rlp_state.json" in _manifest(bucket)["files"]
 
 
 def test_job_id_comes_from_rlp_submit_or_rays_job_config() -> None:

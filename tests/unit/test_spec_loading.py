@@ -1,6 +1,7 @@
 """Spec loading: includes, interpolation, overrides, profiles, dumping (no Ray)."""
 
 import pytest
+import yaml
 
 from rl_platform.base.errors import SpecError
 from rl_platform.spec import load_spec, parse_override, validate_spec_data
@@ -141,3 +142,25 @@ def test_dump_round_trips_through_yaml(write_spec):
 def test_yaml_12_scalars():
     data = parse_yaml("a: off\nb: true\nc: 3e-4\nd: 2024-01-01\ne: yes\n")
     assert data == {"a": "off", "b": True, "c": 3e-4, "d": "2024-01-01", "e": "yes"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("hidden: [64,\t64]\n", {"hidden": [64, 64]}),
+        ("hidden: [\t64 ,\t64\t]\n", {"hidden": [64, 64]}),
+        ("training: {lr: 1e-3,\tgamma: 0.99}\n", {"training": {"lr": 1e-3, "gamma": 0.99}}),
+        ("hidden: [64,\n\t64]\n", {"hidden": [64, 64]}),
+        ("lr:\t3e-4\n", {"lr": 3e-4}),
+        ("lr: 3e-4\t# a comment\n", {"lr": 3e-4}),
+    ],
+)
+def test_a_tab_that_separates_is_valid_yaml(text, expected):
+    """YAML 1.2 allows a tab wherever it separates (s-separate-in-line); only indentation
+    must be spaces. PyYAML's scanner skipped spaces only, so `[64,\\t64]` was refused."""
+    assert parse_yaml(text) == expected
+
+
+def test_a_tab_in_block_indentation_is_still_refused():
+    with pytest.raises(yaml.YAMLError):
+        parse_yaml("name: demo\n\tenv: x\n")

@@ -53,9 +53,17 @@ class GameLog:
 
 
 def play_games(
-    agent_a: ActFn, agent_b: ActFn, *, num_games: int, seed: int = 0, **core_kwargs: Any
+    agent_a: ActFn,
+    agent_b: ActFn,
+    *,
+    num_games: int,
+    seed: int = 0,
+    on_frame: Callable[[int], None] | None = None,
+    **core_kwargs: Any,
 ) -> GameLog:
-    """Play `num_games` games to completion with `agent_a` as player 0 and `agent_b` as 1."""
+    """Play `num_games` games to completion with `agent_a` as player 0 and `agent_b` as 1.
+    `on_frame(games_over)` after each frame: games end between 80 and 900 frames, so a long
+    `rlp eval` counts its games while a batch of 4096 plays (seconds each)."""
     core = DuelCore(num_games, seed=seed, **core_kwargs)
     rng = np.random.default_rng(SeedTree(seed).arena_actions())
     obs = core.reset()
@@ -74,6 +82,8 @@ def play_games(
             total = components.setdefault(name, np.zeros((num_games, 2), np.float64))
             total += np.where(running[:, None], values, 0.0)
         timed_out |= result.timed_out & running
+        if on_frame is not None:
+            on_frame(int(core.state.done.sum()))
     return GameLog(
         winner=core.state.winner.copy(),
         length=lengths,
