@@ -221,12 +221,21 @@ def tournament(
     out: Annotated[
         Path | None, typer.Option(help="Heat map PNG (default league/tournament.png).")
     ] = None,
+    guests: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--guest",
+            help="A policy from outside the league (policy://FILE, checkpoint://RUN, "
+            "scripted://...), rated beside the members, not stored (repeatable).",
+        ),
+    ] = None,
 ) -> None:
     """Round robin between pool members, update ratings, write a matchup heat map."""
     from rl_platform.evaluation.envs import EnvTarget
     from rl_platform.tournament.heatmap import check_figure_path, write_heatmap
     from rl_platform.tournament.tournament import (
         apply_ratings,
+        guest_labels,
         member_policies,
         play_round_robin,
         tournament_ids,
@@ -238,11 +247,12 @@ def tournament(
     with _writing_league(run_dir, verb="tournament") as (league, spec):
         ids = tournament_ids(league.pool, members, has_checkpoint=_has_checkpoint(run_dir))
         target = EnvTarget(spec.env.id, tuple(spec.env.wrappers), dict(spec.env.kwargs))
+        visitors = guest_labels(guests or [], member_ids=league.pool.ids)
         with ray_notices_logged():  # RLlib's notices while modules are built: to the log file
-            players = member_policies(run_dir, ids, target=target)
+            players = member_policies(run_dir, ids, target=target, guests=visitors)
             err.print(f"{len(players)} players, {games} games per pair: {', '.join(players)}")
             report = play_round_robin(players, target=target, games=games, seed=seed)
-        apply_ratings(league.pool, report.results)
+        guest_records = apply_ratings(league.pool, report.results, guests=list(visitors))
         # The heat map first: if it cannot be written, league.json keeps its ratings.
         write_heatmap(report.matrix, png, title=f"{spec.name}: {games} games/pair")
         league.save()
@@ -252,6 +262,14 @@ def tournament(
         )
     err.print(f"{len(report.results)} games; heat map {png}")
     show(run_dir, as_json=False)
+    for label, record in guest_records.items():
+        err.print(
+            f"{label} ({visitors[label]}): rating {record.ordinal:.2f} "
+            f"(mu {record.mu:.2f}, sigma {record.sigma:.2f}), {record.wins} wins, "
+            f"{record.draws} draws, {record.losses} losses of {record.games}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @league_app.command("add")
