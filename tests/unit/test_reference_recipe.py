@@ -37,7 +37,7 @@ def test_the_gpu_profile_acts_and_learns_on_one_gpu() -> None:
 
 def test_the_test_and_full_budgets_are_the_reference_trainers() -> None:
     test, full = load_spec(RECIPE, profile="test"), load_spec(RECIPE, profile="full")
-    assert (test.stop.env_steps, test.checkpoint.every_env_steps) == (50_000, 5_000)
+    assert (test.stop.env_steps, test.checkpoint.every_env_steps) == (250_000, 25_000)
     assert (full.stop.env_steps, full.checkpoint.every_env_steps) == (10_000_000, 100_000)
     assert full.checkpoint.keep_last == 100
     final_mix = full.league.mix_at(full.stop.env_steps)
