@@ -1,12 +1,13 @@
 """The reference recipe judged at its size (issue #56): its win rates against every scripted duel
 style, and what its opponent history is worth, game by game.
 
-    uv run python -m benchmarks.recipe_report POLICY [--games 200] [--seed 1000]
+    uv run python -m benchmarks.recipe_report POLICY [--games 200] [--seed 0]
         [--styles based rusher blocker zoner counter constant] [--no-cut] [--json OUT]
 
 POLICY is a policy URI of a duel policy: `checkpoint://RUN[/iter_N]` or
 `policy://FILE.safetensors` (an `rlp export`). For each mode (greedy, sampled) and style it
-plays `--games` games in the duel's vectorized arena, seats alternating, every game to its end
+plays `--games` games in the duel's vectorized arena under the policy's own game settings (its
+spec's `env.kwargs`: the recipe's closing zone), seats alternating, every game to its end
 (`rlp eval POLICY --env duel --opponent scripted://duel/STYLE --seat alternate -n GAMES
 [--sample] --seed SEED` plays the same games), and prints the win rate with a 95% bootstrap
 interval over games. A policy that reads the opponent's history (transformer_lstm) plays the
@@ -15,7 +16,7 @@ streaming encoder's key/value cache cleared after every step, the LSTM kept. The
 per style is intact minus cut, with a paired bootstrap interval over the games (game i of both
 runs has the same seed, seat and opponent), and its mean over the styles.
 
-`--seed` defaults to 1000: no setting of the recipe was chosen on these games.
+`--seed` defaults to `rlp eval`'s, 0: game seeds are not a setting anything was chosen on.
 """
 
 import argparse
@@ -30,7 +31,7 @@ import numpy as np
 from benchmarks.common import machine_line, write_json
 from benchmarks.common.arena import duel_context, duel_policy
 from benchmarks.common.style_arena import CUTS, HISTORY_CUT, ForgetfulPolicy
-from rl_platform.evaluation.arena_games import arena_episodes
+from rl_platform.evaluation.arena_games import arena_episodes, game_settings
 from rl_platform.policies import PolicyKind, learned_parts, learned_policy, parse_policy_uri
 from rl_platform.policies.exported import read_exported
 
@@ -62,7 +63,9 @@ def build_policy(uri: str, *, sample: bool, forgets: tuple[str, ...] | None) -> 
     )
 
 
-def wins_per_game(policy: Any, style: str, *, games: int, seed: int) -> np.ndarray:
+def wins_per_game(
+    policy: Any, style: str, *, games: int, seed: int, env_kwargs: dict[str, Any]
+) -> np.ndarray:
     """1.0 for each game `policy` won against `style`, else 0.0, in `rlp eval`'s game order."""
     opponent = duel_policy(f"scripted://duel/{style}")
     records = arena_episodes(
@@ -70,7 +73,7 @@ def wins_per_game(policy: Any, style: str, *, games: int, seed: int) -> np.ndarr
         episodes=games,
         seat="alternate",
         seed=seed,
-        env_kwargs={},
+        env_kwargs=env_kwargs,
     )
     outcomes = []
     for record in records:
@@ -97,7 +100,9 @@ def cell(per_game: np.ndarray) -> dict[str, Any]:
 def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     spec, _, _ = policy_parts(args.policy)
     cut = None if args.no_cut else CUTS.get(spec.model.type, {}).get(HISTORY_CUT)
+    settings = game_settings(spec.env.kwargs)
     result: dict[str, Any] = {"policy": args.policy, "games": args.games, "seed": args.seed}
+    result["game_settings"] = settings
     for mode in MODES:
         rows: dict[str, dict[str, np.ndarray]] = {"intact": {}, "cut": {}}
         for arm, forgets in (("intact", None), ("cut", cut)):
@@ -105,7 +110,9 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
                 continue
             policy = build_policy(args.policy, sample=mode == "sampled", forgets=forgets)
             for style in args.styles:
-                rows[arm][style] = wins_per_game(policy, style, games=args.games, seed=args.seed)
+                rows[arm][style] = wins_per_game(
+                    policy, style, games=args.games, seed=args.seed, env_kwargs=settings
+                )
                 print(f"{mode} {arm} vs {style}: {rows[arm][style].mean():.3f}", flush=True)
         result[mode] = summarize(rows, args.styles)
     return result
@@ -146,7 +153,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("policy", help="checkpoint://RUN or policy://FILE.safetensors")
     parser.add_argument("--games", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--styles", nargs="+", default=list(STYLES))
     parser.add_argument("--no-cut", action="store_true", help="skip the history-cut games")
     parser.add_argument("--json", type=Path, default=None, help="write the result here")
