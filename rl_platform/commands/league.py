@@ -262,9 +262,14 @@ def tournament(
         )
     err.print(f"{len(report.results)} games; heat map {png}")
     show(run_dir, as_json=False)
-    for label, record in guest_records.items():
+    _print_guests(guest_records, visitors)
+
+
+def _print_guests(records: dict[str, Any], uris: dict[str, str]) -> None:
+    """One line per guest of a tournament: its rating and record (guests are not stored)."""
+    for label, record in records.items():
         err.print(
-            f"{label} ({visitors[label]}): rating {record.ordinal:.2f} "
+            f"{label} ({uris[label]}): rating {record.ordinal:.2f} "
             f"(mu {record.mu:.2f}, sigma {record.sigma:.2f}), {record.wins} wins, "
             f"{record.draws} draws, {record.losses} losses of {record.games}",
             highlight=False,
