@@ -2,7 +2,6 @@
 minibatch updates on the same batch and order (loss terms, gradients, parameters and Adam
 moments), and a minibatch step that never asks the host a question."""
 
-import contextlib
 from typing import Any
 
 import gymnasium as gym
@@ -18,6 +17,7 @@ from rl_platform.learners.flat_batch import FlatBatch
 from rl_platform.losses.gae import generalized_advantages
 from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.spec import validate_spec_data
+from tests.unit.host_reads_support import host_reads_refused
 
 OBS_DIM, ACTIONS, MODULE = 6, 4, "main"
 
@@ -187,34 +187,13 @@ def test_loss_terms_equal_rllibs_loss(ray_local) -> None:
         assert float(terms[key]) == pytest.approx(float(logged[key]), rel=1e-5, abs=1e-6), key
 
 
-@contextlib.contextmanager
-def _host_reads_refused():
-    """Every way a tensor reaches the host raises while inside."""
-
-    def refuse(name: str):
-        def method(*args: Any, **kwargs: Any):
-            raise AssertionError(f"host read inside the update step: Tensor.{name}")
-
-        return method
-
-    names = ("item", "__bool__", "cpu", "numpy", "tolist")
-    saved = {name: getattr(torch.Tensor, name) for name in names}
-    try:
-        for name in names:
-            setattr(torch.Tensor, name, refuse(name))
-        yield
-    finally:
-        for name, method in saved.items():
-            setattr(torch.Tensor, name, method)
-
-
 def test_the_minibatch_step_never_reads_the_host(ray_local) -> None:
     learner = _learner(_spec())
     flat = _batch(32, seed=2)
     step = learner._update_step(MODULE)
     index = torch.arange(16)
     step(flat, index)  # first call: lazy initializations (gradient buffers) happen here
-    with _host_reads_refused():
+    with host_reads_refused():
         metrics = step(flat, index + 16)
     assert metrics.shape == (14,)
     assert bool(torch.isfinite(metrics).all())
@@ -363,7 +342,7 @@ def test_a_recurrent_step_never_reads_the_host(ray_local, model: str) -> None:
     flat.valid[2, 3] = False
     step = learner._update_step(MODULE)
     step(flat, torch.arange(2))
-    with _host_reads_refused():
+    with host_reads_refused():
         metrics = step(flat, torch.arange(2, 4))
     assert bool(torch.isfinite(metrics).all())
 

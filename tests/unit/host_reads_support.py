@@ -1,6 +1,5 @@
 """A context in which every way a tensor reaches the host raises: what "no host read" means
-for a step that a CUDA graph can hold (tests/integration/test_array_learner.py checks the
-PPO step the same way)."""
+for a step that a CUDA graph can hold (the PPO, SAC and DQN steps are checked inside it)."""
 
 import contextlib
 from collections.abc import Iterator
