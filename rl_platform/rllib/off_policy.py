@@ -29,12 +29,14 @@ participant (rl_platform/run/loop.py, `checkpoint_participants`): the replay sto
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import gymnasium as gym
 import numpy as np
 import torch
 from loguru import logger
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
+from rl_platform.base.errors import UserError
 from rl_platform.env_adapters.registry import make_env
 from rl_platform.learners.off_policy import OFF_POLICY_KEY, OffPolicyLearnerSettings
 from rl_platform.replay.layout import layout_for
@@ -66,6 +68,7 @@ def off_policy_extension(
     logger.info("learner: {} ({})", choice.kind, choice.reason)
     if choice.kind != "array":
         return config
+    _check_spaces(spec, facts)
     steps = int(config.min_sample_timesteps_per_iteration or 1)
     settings = driver_settings(spec, facts=facts, iteration_env_steps=steps)
     learner: OffPolicyLearnerSettings = learner_settings(spec, facts=facts)
@@ -81,6 +84,20 @@ def off_policy_extension(
     )
     bound = type("BoundOffPolicyCallback", (OffPolicyCallback,), {"settings": settings})
     return with_callback(config, bound)
+
+
+def _check_spaces(spec: ExperimentSpec, facts: RunFacts) -> None:
+    """One line for spaces the path does not take (Box observations; Box actions for SAC,
+    Discrete for DQN), before anything is built."""
+    observation, action = next(iter(facts.agent_spaces.values()))
+    wanted = gym.spaces.Box if spec.algo == "SAC" else gym.spaces.Discrete
+    if isinstance(observation, gym.spaces.Box) and isinstance(action, wanted):
+        return
+    raise UserError(
+        f"training.learner array: {spec.algo} on the replay store takes Box observations and "
+        f"{wanted.__name__} actions; env {spec.env.id!r} has {observation} and {action}; set "
+        "training.learner: rllib"
+    )
 
 
 def local_learner(algorithm: Any) -> Any:
