@@ -25,14 +25,18 @@ def algorithm_config_class(algo: str) -> type[AlgorithmConfig]:
 def learner_class(spec: ExperimentSpec) -> type:
     """PPO on the array runner's rollouts learns with `ArrayPPOLearner` (`training.learner`),
     with `ArrayBCPPOLearner` where the spec has `bc:`; other PPO with a `bc:` block with
-    `BCPPOLearner`; every class guards its updates."""
+    `BCPPOLearner`; SAC/DQN on the off-policy array path learn with `ArraySACLearner` /
+    `ArrayDQNLearner` (rl_platform/learners/off_policy.py); every class guards its updates."""
     from rl_platform.learners import guarded
     from rl_platform.learners.array_bc_ppo import ArrayBCPPOLearner
     from rl_platform.learners.array_ppo import ArrayPPOLearner
     from rl_platform.learners.bc_ppo import BCPPOLearner
+    from rl_platform.learners.off_policy import ArrayDQNLearner, ArraySACLearner
     from rl_platform.learners.offline_bc import GuardedBCLearner
     from rl_platform.learners.ppo import PlatformPPOLearner
 
+    if spec.algo in ("SAC", "DQN") and spec.learner_choice().kind == "array":
+        return ArraySACLearner if spec.algo == "SAC" else ArrayDQNLearner
     array = spec.algo == "PPO" and spec.learner_choice().kind == "array"
     if spec.bc is not None and spec.algo == "PPO":
         return ArrayBCPPOLearner if array else BCPPOLearner

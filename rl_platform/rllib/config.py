@@ -23,6 +23,7 @@ from rl_platform.learners.device import learner_gpus
 from rl_platform.modules import history_connector_for
 from rl_platform.rllib.algorithms import algorithm_config_class, learner_class
 from rl_platform.rllib.facts import RunFacts, run_facts
+from rl_platform.rllib.off_policy import off_policy_extension
 from rl_platform.rllib.rl_module_spec import module_spec_for
 from rl_platform.rllib.runner_extension import vector_runner_extension
 from rl_platform.spec import ExperimentSpec
@@ -264,4 +265,5 @@ def build_algorithm_config(
         config = vector_runner_extension(config, spec, facts=facts)
     for extend in extensions:
         config = extend(config, spec)
-    return config
+    # Last: its callback joins those the extensions set (the metrics extension replaces them).
+    return off_policy_extension(config, spec, facts=facts)

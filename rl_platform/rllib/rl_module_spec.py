@@ -18,9 +18,11 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from rl_platform.base.errors import SpecError
 from rl_platform.modules import mlp_module_class_for
+from rl_platform.modules.off_policy_modules import DQNModule, SACModule
 from rl_platform.rllib.algorithms import algorithm_config_class
 from rl_platform.rllib.facts import run_facts
 from rl_platform.spec import ExperimentSpec
+from rl_platform.spec.training import DQNTraining, SACTraining
 
 # Algorithms whose learners read ACTION_DIST_INPUTS and values (ValueFunctionAPI), which is
 # what rl_platform/modules/masked_mlp_module.py provides; DQN and SAC need Q-networks.
@@ -102,8 +104,25 @@ def _rl_module(spec: ExperimentSpec) -> Any:
         ) from None
 
 
+def off_policy_module_spec(spec: ExperimentSpec) -> RLModuleSpec:
+    """SAC/DQN on the off-policy array path: our module over our nets
+    (rl_platform/modules/off_policy_modules.py), with the spec's `mlp` layers."""
+    training = spec.training
+    config: dict[str, Any] = {
+        "hidden": list(spec.model.hidden),
+        "activation": spec.model.activation,
+    }
+    if isinstance(training, SACTraining):
+        config |= {"twin_q": training.twin_q, "initial_alpha": training.initial_alpha}
+        return RLModuleSpec(module_class=SACModule, model_config=config)
+    assert isinstance(training, DQNTraining)
+    return RLModuleSpec(module_class=DQNModule, model_config=config | {"dueling": training.dueling})
+
+
 def module_spec_for(spec: ExperimentSpec) -> RLModuleSpec:
     """The RLModule spec of the spec's learning module(s), before spaces are known."""
+    if spec.algo in ("SAC", "DQN") and spec.learner_choice().kind == "array":
+        return off_policy_module_spec(spec)
     target = _rl_module(spec)
     if isinstance(target, type):
         return RLModuleSpec(module_class=target, model_config=dict(spec.model.settings))

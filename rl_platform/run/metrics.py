@@ -28,7 +28,10 @@ _LEARNER_KEYS = {
     "alpha_value": "train/alpha",
 }
 REWARD_PREFIX = "reward/"
-CUSTOM_PREFIXES = (REWARD_PREFIX, "actions/", "league/", "bc/", "curriculum/", "loss/", "train/")
+CUSTOM_PREFIXES = (
+    *(REWARD_PREFIX, "actions/", "league/", "bc/", "curriculum/", "loss/", "train/"),
+    *("sac/", "dqn/", "gradients/"),
+)
 
 
 def _number(value: Any) -> float | None:

@@ -295,6 +295,9 @@ class ExperimentSpec(SpecModel):
             auxiliary=self._auxiliary_loss_key(),
             bc_replay=self.bc is not None and self.bc.replay is not None,
             learners=self.resources.learners,
+            env_runners=self.resources.env_runners,
+            observation_filter=self.env.observation_filter,
+            wrappers=tuple(self.env.wrappers),
         )
         return choose_learner(requested=getattr(self.training, "learner", "rllib"), facts=facts)
 

@@ -8,6 +8,11 @@ observation (`critic_input: observation`: the bootstrap value needs no memory) a
 no auxiliary loss, BC without a label replay (`bc.replay`), and at most one learner process.
 Anything else learns through RLlib's learner connectors, as before; asking for `array` where
 it cannot serve is refused in one line naming the key.
+
+For SAC and DQN the array path (docs/off_policy.md) is a lean acting loop in the driver that
+writes a fixed-shape replay store, and the update steps of rl_platform/learners/sac_step.py
+and dqn_step.py. It serves single-agent envs without an observation filter, with the `mlp`
+model, in the driver (no remote env runner or learner).
 """
 
 from dataclasses import dataclass
@@ -37,10 +42,35 @@ class LearnerFacts:
     bc_replay: bool = False
     """`bc.replay` is set (a BC-only step after each minibatch, on replayed labels)."""
     learners: int = 0
+    env_runners: int = 0
+    observation_filter: str = "none"
+    wrappers: tuple[str, ...] = ()
+
+
+OFF_POLICY_ALGOS = ("SAC", "DQN")
+
+
+def _off_policy_blocker(facts: LearnerFacts) -> str | None:
+    """Why the off-policy array path cannot train this spec, or None if it can."""
+    if facts.env.multi_agent:
+        return f"env {facts.env.env_id!r} is multi-agent"
+    if facts.model_type not in ("default", "mlp"):
+        return f"model.type {facts.model_type} is not mlp"
+    if facts.observation_filter != "none":
+        return f"env.observation_filter {facts.observation_filter} is an RLlib connector"
+    if "atari" in facts.wrappers:
+        return "env.wrappers atari gives image observations"
+    if facts.learners > 0:
+        return f"resources.learners {facts.learners} > 0 (it learns in the driver)"
+    if facts.env_runners > 0:
+        return f"resources.env_runners {facts.env_runners} > 0 (it acts in the driver)"
+    return None
 
 
 def _blocker(facts: LearnerFacts) -> str | None:
     """Why the array learner cannot train this spec, or None if it can."""
+    if facts.algo in OFF_POLICY_ALGOS:
+        return _off_policy_blocker(facts)
     if facts.runner != "vector":
         return "its samples come from RLlib's runner (env.runner)"
     if facts.algo != "PPO":
@@ -63,6 +93,8 @@ def choose_learner(*, requested: str, facts: LearnerFacts) -> LearnerChoice:
     if requested == "rllib":
         return LearnerChoice("rllib", "training.learner: rllib")
     blocker = _blocker(facts)
+    if blocker is None and facts.algo in OFF_POLICY_ALGOS:
+        return LearnerChoice("array", f"{facts.algo} on a fixed-shape replay store")
     if blocker is None:
         return LearnerChoice("array", "PPO on the array runner's fixed-shape rollouts")
     if requested == "array":

@@ -220,6 +220,9 @@ class CheckpointSpec(SpecModel):
     """Keep the newest K checkpoints; older ones are deleted after a new one is complete."""
     at_end: bool = True
     """Save a final checkpoint when training stops (also on Ctrl+C / SIGTERM)."""
+    replay: bool = True
+    """Save the replay store with each checkpoint (SAC/DQN on the array learner), so that
+    `--resume` continues exactly; false: smaller checkpoints, a resume refills the store."""
 
 
 class LoggingSpec(SpecModel):

@@ -148,7 +148,32 @@ class DQNTraining(CommonTraining):
     final_epsilon: Fraction = 0.02
     """Exploration epsilon after the decay."""
     training_intensity: Annotated[float, Field(gt=0.0)] | None = None
-    """Replayed / sampled step ratio; None uses RLlib's natural value."""
+    """Replayed / sampled step ratio; None uses RLlib's natural value. On the array learner
+    it sets `updates_per_env_step` to `training_intensity / train_batch_size`."""
+    updates_per_env_step: Annotated[float, Field(gt=0.0)] | None = None
+    """Updates per env step sampled (array learner; fractions accumulate, 0.25 = one update
+    every 4 env steps). None: from `training_intensity`, else RLlib's natural rate, one
+    update per vector step of `env.envs_per_runner` env steps. Set one of the two."""
+    learner: Literal["auto", "array", "rllib"] = "auto"
+    """`array`: our fixed-shape replay store and update step (docs/off_policy.md); `rllib`:
+    RLlib's own DQN with its episode replay buffer; `auto`: array wherever it can serve the
+    spec (rl_platform/spec/learner_choice.py says where it cannot)."""
+
+    @model_validator(mode="after")
+    def _one_update_rate(self) -> "DQNTraining":
+        if self.training_intensity is not None and self.updates_per_env_step is not None:
+            raise ValueError(
+                "training_intensity and updates_per_env_step both set the update rate: pick one"
+            )
+        return self
+
+    def update_rate(self, envs_per_runner: int) -> float:
+        """Updates per env step on the array learner (`updates_per_env_step`'s rule)."""
+        if self.updates_per_env_step is not None:
+            return self.updates_per_env_step
+        if self.training_intensity is not None:
+            return self.training_intensity / self.train_batch_size
+        return 1.0 / envs_per_runner
 
 
 class SACTraining(CommonTraining):
@@ -178,6 +203,17 @@ class SACTraining(CommonTraining):
     """N-step returns."""
     twin_q: bool = True
     """Use clipped double-Q."""
+    updates_per_env_step: Annotated[float, Field(gt=0.0)] = 1.0
+    """Updates per env step sampled (array learner; fractions accumulate, 0.5 = one update
+    every 2 env steps). 1: SAC's paper, and RLlib's SAC with one env copy."""
+    learner: Literal["auto", "array", "rllib"] = "auto"
+    """`array`: our fixed-shape replay store and update step (docs/off_policy.md); `rllib`:
+    RLlib's own SAC with its episode replay buffer; `auto`: array wherever it can serve the
+    spec (rl_platform/spec/learner_choice.py says where it cannot)."""
+
+    def update_rate(self, envs_per_runner: int) -> float:
+        """Updates per env step on the array learner."""
+        return self.updates_per_env_step
 
 
 class BCTraining(CommonTraining):

@@ -1,6 +1,6 @@
 """`training.replay`: SAC samples its replay uniformly, as its paper and the published results
-do (RLlib's own SAC default is prioritized); DQN keeps Rainbow's prioritized replay. Builds
-configs only (no Ray started)."""
+do (RLlib's own SAC default is prioritized); DQN keeps Rainbow's prioritized replay. RLlib's
+own path (`training.learner: rllib`); builds configs only (no Ray started)."""
 
 import pytest
 
@@ -20,7 +20,7 @@ from tests.conftest import EXPERIMENTS
     ],
 )
 def test_the_replay_buffer_follows_training_replay(spec_file, overrides, buffer):
-    spec = load_spec(EXPERIMENTS / spec_file, overrides=overrides)
+    spec = load_spec(EXPERIMENTS / spec_file, overrides=[*overrides, "training.learner=rllib"])
     replay = build_algorithm_config(spec).replay_buffer_config
     assert replay["type"] == buffer
     assert replay["capacity"] == spec.training.replay_capacity
