@@ -57,6 +57,7 @@ from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
 from rl_platform.storage.saved_spec import write_saved_spec
 from rl_platform.utils.cluster_address import check_cluster_answers
+from rl_platform.utils.names import require_utf8_start
 from rl_platform.utils.network_timeout import network_timeout_s
 from rl_platform.utils.secrets import secret_values
 from rl_platform.utils.stop_grace import stop_grace_s
@@ -81,6 +82,7 @@ def train(
     watches every iteration and may stop the run (`rl_platform.run.loop.IterationHook`; the
     benchmarks measure through it)."""
     spec, out_dir = storage_out(spec, out_dir)
+    require_utf8_start(resume if resume else out_dir)
     facts = _check_before_any_file(spec)
     grace_s = stop_grace_s(os.environ)  # how long a stop may take: a bad value before any file
     target = resume_target(resume) if resume else None
