@@ -5,7 +5,6 @@ A name like `../x` or `/etc` must never let a write escape the run folder, so ev
 reaches a path goes through `check_name` first.
 """
 
-import os
 import re
 import sys
 from pathlib import Path
