@@ -85,8 +85,10 @@ def positive_finite(value: float | None) -> float | None:
 
 
 def _os_error_line(exc: OSError) -> str:
-    """`[Errno 20] Not a directory: 'x'` as `x: not a directory`, hinting at the fix."""
-    reason = (exc.strerror or str(exc)).lower()
+    """`[Errno 20] Not a directory: 'x'` as `x: not a directory`, hinting at the fix. The
+    writes of `utils/atomic.py` and the run lock name their file when the OS does not (a full
+    disk); an `OSError(errno.ENOSPC)` raised bare still reads "no space left on device"."""
+    reason = (exc.strerror or (exc.errno and os.strerror(exc.errno)) or str(exc)).lower()
     paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
     where = " -> ".join(paths)
     hint = {

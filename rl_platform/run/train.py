@@ -53,7 +53,7 @@ from rl_platform.storage.layout import (
     TRIAL_METRICS_FILE,
 )
 from rl_platform.storage.ray_working_dir import in_ray_working_dir, temporary_run_line
-from rl_platform.storage.run_dir import add_file_log, new_run_dir
+from rl_platform.storage.run_dir import add_file_log, new_run_dir, removed_if_nothing_written
 from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
 from rl_platform.storage.saved_spec import write_saved_spec
@@ -148,7 +148,9 @@ def _train(
     target = resume_target(resume) if resume else None
     run_dir = target.run_dir if target else new_run_dir(out_dir, spec.name)
     run_key = run_key_of(run_dir, out_dir=None if target else out_dir)
-    with RunLock(run_dir):
+    # A new folder whose start fails (a full disk at `.lock`) is not left behind holding nothing.
+    new_folder = contextlib.nullcontext() if target else removed_if_nothing_written(run_dir)
+    with new_folder, RunLock(run_dir):
         # Verified before anything is written: a bad resume leaves the run as it was.
         checkpoint = checkpoint_to_resume(target, force=force) if target else None
         if target:
