@@ -12,12 +12,15 @@ import os
 import subprocess
 import sys
 
+import pytest
+import ray
 import typer
 from typer.testing import CliRunner
 
 from rl_platform.cli import app
 from rl_platform.commands import error_boundary
 from rl_platform.commands.error_boundary import INTERNAL_ERROR_EXIT, user_errors
+from tests.conftest import EXPERIMENTS
 from tests.reliability.support import CARTPOLE, RLP
 
 NOT_UTF8 = os.fsdecode(b"runs_\xff")  # 'runs_\udcff' with the surrogateescape of PEP 383
@@ -71,6 +74,29 @@ def test_rlp_train_in_a_working_folder_that_is_not_utf8_is_refused(tmp_path, mon
     result = CliRunner().invoke(app, ["train", str(CARTPOLE), "-p", "smoke"])
     assert "working folder" in _one_line(result, 2) and "work_\\xff" in result.output
     assert os.listdir(work) == []
+
+
+def _ray_must_not_start(*args, **kwargs) -> None:
+    raise AssertionError("Ray was started for a command that must be refused first")
+
+
+OTHER_VERBS = {
+    "search": ["search", str(EXPERIMENTS / "search" / "cartpole_ppo_asha.yaml"), "--no-live"],
+    "seeds": ["train", str(CARTPOLE), "-p", "smoke", "--seeds", "2"],
+    "record": ["record", "scripted://rlp/Duel-v0/based", "--env", "duel", "-n", "1"],
+}
+
+
+@pytest.mark.parametrize("verb", sorted(OTHER_VERBS))
+def test_other_verbs_that_start_ray_refuse_an_out_folder_that_is_not_utf8(
+    verb, tmp_path, monkeypatch
+):
+    args = [*OTHER_VERBS[verb], "--out", str(tmp_path / NOT_UTF8)]
+    monkeypatch.setattr(sys, "argv", ["rlp", *args])  # what Ray takes for the job's entrypoint
+    monkeypatch.setattr(ray, "init", _ray_must_not_start)
+    result = CliRunner().invoke(app, args)
+    assert "output folder" in _one_line(result, 2) and "runs_\\xff" in result.output
+    assert os.listdir(tmp_path) == []
 
 
 def test_a_crash_report_of_a_command_line_that_is_not_utf8_is_written(tmp_path, monkeypatch):
