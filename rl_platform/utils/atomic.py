@@ -54,6 +54,18 @@ def named(exc: BaseException, path: str | Path) -> BaseException:
     return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(path))
 
 
+@contextlib.contextmanager
+def writes_named(path: str | Path) -> Iterator[None]:
+    """The writes inside raise their OS errors naming `path` where the OS names no file."""
+    try:
+        yield
+    except OSError as exc:
+        renamed = named(exc, path)
+        if renamed is exc:
+            raise
+        raise renamed from exc
+
+
 def write_bytes_atomic(path: str | Path, data: bytes, *, private: bool = False) -> None:
     """Replace `path` with `data` atomically; `private`: mode 0600 whatever the umask."""
     _replace_atomic(path, lambda handle: handle.write(data), private=private)
@@ -71,19 +83,17 @@ def _replace_atomic(
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, 0o600 if private else 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as handle:
-            fill(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException as exc:
+        with writes_named(path):
+            os.fchmod(fd, 0o600 if private else 0o666 & ~_umask())
+            with os.fdopen(fd, "wb") as handle:
+                fill(handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp_name, path)
+    except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
-        renamed = named(exc, path)
-        if renamed is exc:
-            raise
-        raise renamed from exc
+        raise
     _fsync_dir(path.parent)
 
 
@@ -118,15 +128,13 @@ def atomic_directory(final_path: str | Path) -> Iterator[Path]:
         tempfile.mkdtemp(prefix=f".{final_path.name}.", suffix=".tmp", dir=final_path.parent)
     )
     try:
-        os.chmod(tmp, 0o777 & ~_umask())
-        yield tmp
-        if final_path.exists():
-            remove_directory(final_path)
-        os.replace(tmp, final_path)
-    except BaseException as exc:
+        with writes_named(final_path):
+            os.chmod(tmp, 0o777 & ~_umask())
+            yield tmp
+            if final_path.exists():
+                remove_directory(final_path)
+            os.replace(tmp, final_path)
+    except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        renamed = named(exc, final_path)
-        if renamed is exc:
-            raise
-        raise renamed from exc
+        raise
     _fsync_dir(final_path.parent)

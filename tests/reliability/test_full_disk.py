@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 
 from rl_platform.cli import app
 from rl_platform.storage import run_pull
+from rl_platform.storage.evaluation_rows import append_evaluation_row, evaluation_path
+from rl_platform.storage.metrics_rows import MetricsLog
 from rl_platform.utils import atomic
 from tests.reliability.support import CARTPOLE, STORED_RUN_KEYS, stored_runs
 
@@ -83,3 +85,31 @@ def test_rlp_pull_onto_a_full_disk_names_the_folder_and_keeps_nothing(tmp_path, 
     result = CliRunner().invoke(app, ["pull", str(bucket / STORED_RUN_KEYS[0]), "--to", str(dest)])
     _one_line_naming(result, dest)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bucket", "runs"]  # no temp left
+
+
+class _FullFile:
+    """An open file on a full disk: every write raises, naming no file."""
+
+    def write(self, text: str) -> int:
+        raise _full_disk_error()
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> "_FullFile":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        pass
+
+
+def test_rows_appended_onto_a_full_disk_name_their_file(tmp_path, monkeypatch):
+    log = MetricsLog(tmp_path)
+    monkeypatch.setattr(log, "_file", _FullFile())
+    with pytest.raises(OSError) as info:
+        log.append({"iteration": 1})
+    assert (info.value.errno, info.value.filename) == (errno.ENOSPC, str(log.path))
+    monkeypatch.setattr(Path, "open", lambda *args, **kwargs: _FullFile())
+    with pytest.raises(OSError) as info:
+        append_evaluation_row(tmp_path, {"iteration": 1})
+    assert (info.value.errno, info.value.filename) == (errno.ENOSPC, str(evaluation_path(tmp_path)))
