@@ -142,7 +142,10 @@ def _train(
     on_iteration: IterationHook | None,
 ) -> RunResult:
     spec, out_dir = storage_out(spec, out_dir)
-    require_utf8_start(resume if resume else out_dir)
+    if resume:  # Ray cannot start on, nor a run write to, a path that is not UTF-8
+        require_utf8_start(resume, what="--resume")
+    else:
+        require_utf8_start(out_dir)
     facts = _check_before_any_file(spec)
     grace_s = stop_grace_s(os.environ)  # how long a stop may take: a bad value before any file
     target = resume_target(resume) if resume else None

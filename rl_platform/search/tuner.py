@@ -337,7 +337,7 @@ def resume_search(
 ) -> SearchOutcome:
     """Continue an interrupted search: finished trials stay, the others resume from their
     latest checkpoint (errored ones too), unstarted ones start."""
-    require_utf8_start(search_dir)
+    require_utf8_start(search_dir, what="--resume")
     folder = Path(search_dir).resolve()
     spec = saved_spec(folder)
     budget = trial_budget(spec, source=str(folder))

@@ -66,11 +66,11 @@ def require_utf8_path(path: str | Path, *, what: str) -> None:
         ) from None
 
 
-def require_utf8_start(folder: str | Path) -> None:
+def require_utf8_start(folder: str | Path, *, what: str = "the output folder") -> None:
     """Before a run, search or seeds' experiment writes anything or starts Ray: the working
     folder, the folder it writes under (`--out`, or the one it resumes) and the command line
     (Ray records it as the job's entrypoint) must be UTF-8, else one line naming the path."""
     require_utf8_path(Path.cwd(), what="the working folder")
-    require_utf8_path(folder, what="the output folder")
+    require_utf8_path(folder, what=what)
     for arg in sys.argv:
         require_utf8_path(arg, what="the command line's argument")
