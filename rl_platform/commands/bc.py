@@ -14,6 +14,7 @@ import typer
 
 from rl_platform.commands.error_boundary import user_errors
 from rl_platform.commands.options import SeedOpt
+from rl_platform.utils.names import require_utf8_start
 
 TeacherArg = Annotated[
     str, typer.Argument(help="Teacher policy URI: scripted://ENV/NAME, checkpoint://RUN, ...")
@@ -39,6 +40,7 @@ def record_command(
     from rl_platform.bc.record import record
     from rl_platform.ray_runtime.session import ensure_ray
 
+    require_utf8_start(out)  # Ray cannot start in a folder, or from a command, not in UTF-8
     ensure_ray()
     summary = record(teacher, env_id=env, episodes=episodes, out=out, seed=seed, parallel=parallel)
     sys.stdout.write(json.dumps(asdict(summary), indent=2) + "\n")

@@ -15,6 +15,7 @@ exits with 128 + the signal, 143 for SIGTERM, the shell's convention as for `INT
 import contextlib
 import functools
 import math
+import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -25,6 +26,7 @@ from typer.exceptions import TyperException
 
 from rl_platform.base.errors import TrainingHealthError, UserError, user_error_in
 from rl_platform.utils.crash_report import save_crash_report
+from rl_platform.utils.names import shown_path
 from rl_platform.utils.secrets import environment_secrets, mask_text
 
 FAILED_EXIT = 1
@@ -40,11 +42,22 @@ INTERRUPTED_EXIT = 130
 _err = Console(stderr=True)
 
 
+def _say(prefix: str, line: str) -> None:
+    """One line on stderr. The boundary never raises: a console that cannot print it (a closed
+    stream, an encoding without its characters) gets it as ASCII bytes on fd 2 instead. Bytes
+    of a path that are not UTF-8 are shown as `\\xff` (`shown_path`)."""
+    line = shown_path(line)
+    try:
+        # escape: messages quote user input (ids, paths, `[x]`) that rich must not read as markup
+        _err.print(f"[bold red]{prefix}:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    except Exception:
+        with contextlib.suppress(OSError):
+            os.write(2, f"{prefix}: {line}\n".encode("ascii", "backslashreplace"))
+
+
 def _fail(prefix: str, exc: Exception | str, *, code: int) -> typer.Exit:
-    # escape: messages quote user input (ids, paths, `[x]`) that rich must not read as markup;
-    # mask: they quote paths too, which may hold a secret (`--out /mnt/$API_KEY/runs`).
-    line = mask_text(str(exc), environment_secrets())
-    _err.print(f"[bold red]{prefix}:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    # mask: messages quote paths too, which may hold a secret (`--out /mnt/$API_KEY/runs`).
+    _say(prefix, mask_text(str(exc), environment_secrets()))
     return typer.Exit(code=code)
 
 
@@ -72,8 +85,10 @@ def positive_finite(value: float | None) -> float | None:
 
 
 def _os_error_line(exc: OSError) -> str:
-    """`[Errno 20] Not a directory: 'x'` as `x: not a directory`, hinting at the fix."""
-    reason = (exc.strerror or str(exc)).lower()
+    """`[Errno 20] Not a directory: 'x'` as `x: not a directory`, hinting at the fix. The
+    writes of `utils/atomic.py` and the run lock name their file when the OS does not (a full
+    disk); an `OSError(errno.ENOSPC)` raised bare still reads "no space left on device"."""
+    reason = (exc.strerror or (exc.errno and os.strerror(exc.errno)) or str(exc)).lower()
     paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
     where = " -> ".join(paths)
     hint = {
@@ -88,15 +103,16 @@ def _os_error_line(exc: OSError) -> str:
 
 
 def _unexpected(exc: Exception) -> typer.Exit:
-    report = save_crash_report(exc)
+    try:
+        report = save_crash_report(exc)
+    except Exception:  # it returns None on any failure; kept so, should it ever raise
+        report = None
     where = f"traceback saved to {report}" if report else "no folder was writable for a report"
-    _err.print(
-        f"[bold red]unexpected error:[/] {escape(type(exc).__name__)}: "
-        f"{escape(mask_text(' '.join(str(exc).split()), environment_secrets())[:300])}; "
-        f"{escape(where)} "
+    what = mask_text(" ".join(str(exc).split()), environment_secrets())[:300]
+    _say(
+        "unexpected error",
+        f"{type(exc).__name__}: {what}; {where} "
         "(attach it to a bug report unless the cause is in your own code)",
-        highlight=False,
-        soft_wrap=True,
     )
     return typer.Exit(code=INTERNAL_ERROR_EXIT)
 
@@ -119,7 +135,8 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         except OSError as exc:
             raise _fail("error", _os_error_line(exc), code=UserError.exit_code) from None
         except KeyboardInterrupt:
-            _err.print("interrupted", highlight=False)
+            with contextlib.suppress(Exception):
+                _err.print("interrupted", highlight=False)
             raise typer.Exit(code=INTERRUPTED_EXIT) from None
         except Exception as exc:
             cause = user_error_in(exc)  # a user's env error, re-raised by RLlib or Ray

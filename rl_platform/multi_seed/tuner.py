@@ -28,6 +28,7 @@ from rl_platform.spec import ExperimentSpec, validate_spec_data
 from rl_platform.storage.layout import LOG_FILE, TRIAL_METRICS_FILE
 from rl_platform.storage.run_upload import storage_out
 from rl_platform.utils.atomic import write_json_atomic
+from rl_platform.utils.names import require_utf8_start
 
 SEED_KEY, FINAL_KEY = "seed", "final"
 UNFINISHED = "did not finish (stopped before its run ended)"
@@ -97,6 +98,7 @@ def run_seeds(
     spec, out_dir = storage_out(spec, out_dir)  # `--out s3://...`: each seed's run stored
     for seed in seeds:
         seed_spec(spec.dump(), seed)  # a seed the schema refuses fails before Ray starts
+    require_utf8_start(out_dir)
     parent = new_seeds_dir(out_dir, spec, seeds)
     parent_key = parent.relative_to(out_dir.resolve()).as_posix()
     # The trials' lines are their runs' progress: they keep the console.

@@ -5,6 +5,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ from rl_platform.run.resume import (
 from rl_platform.run.run_folder_reporter import RunFolderReporter, RunResult, restore_rows
 from rl_platform.run.signals import StopRequest
 from rl_platform.run.spec_sizes import check_spec_fits_machine
-from rl_platform.spec import ExperimentSpec
+from rl_platform.spec import ExperimentSpec, validate_spec_data
 from rl_platform.storage.checkpoints import CheckpointStore, LoadedCheckpoint
 from rl_platform.storage.layout import (
     CHECKPOINTS_DIR,
@@ -52,11 +53,12 @@ from rl_platform.storage.layout import (
     TRIAL_METRICS_FILE,
 )
 from rl_platform.storage.ray_working_dir import in_ray_working_dir, temporary_run_line
-from rl_platform.storage.run_dir import add_file_log, new_run_dir
+from rl_platform.storage.run_dir import add_file_log, new_run_dir, removed_if_nothing_written
 from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
 from rl_platform.storage.saved_spec import write_saved_spec
 from rl_platform.utils.cluster_address import check_cluster_answers
+from rl_platform.utils.names import require_utf8_start
 from rl_platform.utils.network_timeout import network_timeout_s
 from rl_platform.utils.secrets import secret_values
 from rl_platform.utils.stop_grace import stop_grace_s
@@ -79,14 +81,79 @@ def train(
     (`rl_platform.run.algorithm_build`), e.g. a test's. `force` resumes from a checkpoint
     flagged as collapsed. `dashboard` starts the local Ray with its dashboard. `on_iteration`
     watches every iteration and may stop the run (`rl_platform.run.loop.IterationHook`; the
-    benchmarks measure through it)."""
+    benchmarks measure through it).
+
+    `spec` is validated again, as a file is: a spec changed after loading
+    (`spec.model_copy(update=...)` skips pydantic's validators) raises the `SpecError` its file
+    would. Calls from several threads of one process run one after another (one process holds
+    one Ray, and a second local Ray in it fails or hangs): a call waits for the one before it
+    (docs/training.md, "The Python API")."""
+    spec = validate_spec_data(spec.dump(), source="rl_platform.train(spec)")
+    with _ONE_RUN.held():
+        return _train(
+            spec,
+            out_dir=out_dir,
+            resume=resume,
+            extensions=extensions,
+            force=force,
+            dashboard=dashboard,
+            on_iteration=on_iteration,
+        )
+
+
+class _OneRunAtATime:
+    """The process's one training at a time. A second thread waits for the first; a call from
+    inside a run on the same thread (an `on_iteration` hook) would wait for itself, so it is
+    refused instead."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._owner: int | None = None
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        if self._owner == threading.get_ident():
+            raise UserError(
+                "rl_platform.train was called from inside a run of the same thread (an "
+                "on_iteration hook?); start the next run after this one returns"
+            )
+        if not self._lock.acquire(blocking=False):
+            logger.info("another rl_platform.train runs in this process; waiting for it to end")
+            self._lock.acquire()
+        self._owner = threading.get_ident()
+        try:
+            yield
+        finally:
+            self._owner = None
+            self._lock.release()
+
+
+_ONE_RUN = _OneRunAtATime()
+
+
+def _train(
+    spec: ExperimentSpec,
+    *,
+    out_dir: str | Path,
+    resume: str | Path | None,
+    extensions: Sequence[ConfigExtension],
+    force: bool,
+    dashboard: bool,
+    on_iteration: IterationHook | None,
+) -> RunResult:
     spec, out_dir = storage_out(spec, out_dir)
+    if resume:  # Ray cannot start on, nor a run write to, a path that is not UTF-8
+        require_utf8_start(resume, what="--resume")
+    else:
+        require_utf8_start(out_dir)
     facts = _check_before_any_file(spec)
     grace_s = stop_grace_s(os.environ)  # how long a stop may take: a bad value before any file
     target = resume_target(resume) if resume else None
     run_dir = target.run_dir if target else new_run_dir(out_dir, spec.name)
     run_key = run_key_of(run_dir, out_dir=None if target else out_dir)
-    with RunLock(run_dir):
+    # A new folder whose start fails (a full disk at `.lock`) is not left behind holding nothing.
+    new_folder = contextlib.nullcontext() if target else removed_if_nothing_written(run_dir)
+    with new_folder, RunLock(run_dir):
         # Verified before anything is written: a bad resume leaves the run as it was.
         checkpoint = checkpoint_to_resume(target, force=force) if target else None
         if target:

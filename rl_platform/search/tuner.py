@@ -40,6 +40,7 @@ from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.search import SearchSpec
 from rl_platform.storage.run_dir import refuse_links
 from rl_platform.storage.run_lock import RunLock
+from rl_platform.utils.names import require_utf8_start
 
 Observer = Callable[[list[TrialRow]], None]
 # Tune pickles the run config (callbacks included) into tuner.pkl and a resumed search runs the
@@ -282,6 +283,7 @@ def run_search(
     assert search is not None
     if search.searcher.type == "optuna":
         _require_optuna()
+    require_utf8_start(out_dir)
     search_dir = new_search_dir(out_dir, spec)
     # Held while it runs: a `rlp search --resume` of this folder meanwhile is refused.
     # Ray's notices go to search.log: on the console they would tear the live table.
@@ -335,6 +337,7 @@ def resume_search(
 ) -> SearchOutcome:
     """Continue an interrupted search: finished trials stay, the others resume from their
     latest checkpoint (errored ones too), unstarted ones start."""
+    require_utf8_start(search_dir, what="--resume")
     folder = Path(search_dir).resolve()
     spec = saved_spec(folder)
     budget = trial_budget(spec, source=str(folder))

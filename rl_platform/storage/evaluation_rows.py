@@ -7,6 +7,7 @@ from typing import Any
 
 from rl_platform.storage.jsonl_rows import read_rows, restore_row, truncate_after
 from rl_platform.storage.layout import EVALUATION_FILE
+from rl_platform.utils.atomic import writes_named
 
 
 def evaluation_path(run_dir: str | Path) -> Path:
@@ -14,7 +15,8 @@ def evaluation_path(run_dir: str | Path) -> Path:
 
 
 def append_evaluation_row(run_dir: Path, row: dict[str, Any]) -> None:
-    with evaluation_path(run_dir).open("a", encoding="utf-8") as handle:
+    path = evaluation_path(run_dir)
+    with writes_named(path), path.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(row) + "\n")
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from rl_platform.storage.jsonl_rows import read_rows, restore_row, truncate_after
 from rl_platform.storage.layout import METRICS_FILE
+from rl_platform.utils.atomic import writes_named
 
 
 def metrics_path(run_dir: str | Path) -> Path:
@@ -33,8 +34,9 @@ class MetricsLog:
         self._file = self.path.open("a", encoding="utf-8")
 
     def append(self, row: dict[str, float]) -> None:
-        self._file.write(json.dumps(row, allow_nan=True) + "\n")
-        self._file.flush()
+        with writes_named(self.path):  # a full disk names metrics.jsonl
+            self._file.write(json.dumps(row, allow_nan=True) + "\n")
+            self._file.flush()
 
     def close(self) -> None:
         self._file.close()

@@ -1,16 +1,19 @@
 """Run folders: `<out>/<name>/<YYYYmmdd-HHMMSS>/` with spec.yaml, metrics, checkpoints, logs."""
 
+import contextlib
 import functools
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from loguru import logger
 
 from rl_platform.base.errors import UserError
 from rl_platform.storage.layout import LOG_FILE, SPEC_FILE
+from rl_platform.storage.run_lock import LOCK_FILE
 from rl_platform.storage.saved_spec import has_saved_spec
+from rl_platform.utils.atomic import remove_directory
 from rl_platform.utils.names import safe_join
 from rl_platform.utils.secrets import mask_log_record
 
@@ -27,6 +30,25 @@ def new_run_dir(out_dir: str | Path, name: str) -> Path:
         except FileExistsError:
             continue
     raise UserError(f"{base}: could not create a unique run folder")
+
+
+@contextlib.contextmanager
+def removed_if_nothing_written(run_dir: Path) -> Iterator[None]:
+    """A new run folder whose start fails while it holds nothing but its `.lock` (and an empty
+    log), e.g. on a full disk, is removed: a failed start leaves no folder that looks like a
+    run and holds nothing to resume or read. A folder with anything more in it stays."""
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(OSError):
+            entries = list(run_dir.iterdir())
+            if all(p.name in (LOCK_FILE, LOG_FILE) and _empty_file(p) for p in entries):
+                remove_directory(run_dir)
+        raise
+
+
+def _empty_file(path: Path) -> bool:
+    return not path.is_symlink() and path.is_file() and path.stat().st_size == 0
 
 
 def existing_run_dir(path: str | Path) -> Path:

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import TracebackType
 
 from rl_platform.base.errors import UserError
+from rl_platform.utils.atomic import named
 
 LOCK_FILE = ".lock"
 
@@ -46,8 +47,12 @@ class RunLock:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
             os.close(fd)
             raise RunFolderBusyError(self.path.parent, holder=holder) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError as exc:  # a full disk: the lock let go, the error naming the file
+            os.close(fd)
+            raise named(exc, self.path) from exc
         self._fd = fd
         return self
 

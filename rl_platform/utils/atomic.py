@@ -1,9 +1,10 @@
 """Atomic file and folder writes: write to a temp sibling, fsync, then rename over the target.
 
 A reader (or a resumed run after SIGKILL or a full disk) sees either the old complete file or
-the new complete file, never a half-written one. Files and folders get the modes a plain
-`open()`/`mkdir()` would (0666/0777 less the umask), so teammates can read a run folder;
-`mkstemp`/`mkdtemp` alone would leave them 0600/0700. Secrets are written with `private=True`.
+the new complete file, never a half-written one; a write that fails names the file it was for.
+Files and folders get the modes a plain `open()`/`mkdir()` would (0666/0777 less the umask), so
+teammates can read a run folder; `mkstemp`/`mkdtemp` alone would leave them 0600/0700. Secrets
+are written with `private=True`.
 """
 
 import contextlib
@@ -41,6 +42,30 @@ def _umask() -> int:
     return mask
 
 
+def named(exc: BaseException, path: str | Path) -> BaseException:
+    """An OS error from a write to an open file (a full disk, a quota, an I/O error) names no
+    file: `[Errno 28] No space left on device`. The same error naming `path`, so the line the
+    user sees says which write failed; any other exception as it is (the error types of our
+    own, which subclass `OSError`, included)."""
+    if type(exc).__module__ != "builtins" or not isinstance(exc, OSError):
+        return exc
+    if exc.filename is not None or exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(path))
+
+
+@contextlib.contextmanager
+def writes_named(path: str | Path) -> Iterator[None]:
+    """The writes inside raise their OS errors naming `path` where the OS names no file."""
+    try:
+        yield
+    except OSError as exc:
+        renamed = named(exc, path)
+        if renamed is exc:
+            raise
+        raise renamed from exc
+
+
 def write_bytes_atomic(path: str | Path, data: bytes, *, private: bool = False) -> None:
     """Replace `path` with `data` atomically; `private`: mode 0600 whatever the umask."""
     _replace_atomic(path, lambda handle: handle.write(data), private=private)
@@ -58,12 +83,13 @@ def _replace_atomic(
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, 0o600 if private else 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as handle:
-            fill(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
+        with writes_named(path):
+            os.fchmod(fd, 0o600 if private else 0o666 & ~_umask())
+            with os.fdopen(fd, "wb") as handle:
+                fill(handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
@@ -93,7 +119,8 @@ def remove_directory(path: str | Path) -> None:
 def atomic_directory(final_path: str | Path) -> Iterator[Path]:
     """Yield a temp folder to fill; on success it is renamed to `final_path` in one step.
 
-    On any error (including a full disk) the temp folder is removed and `final_path` is untouched.
+    On any error (including a full disk) the temp folder is removed and `final_path` is untouched;
+    an OS error that names no file is raised naming `final_path`.
     """
     final_path = Path(final_path)
     final_path.parent.mkdir(parents=True, exist_ok=True)
@@ -101,11 +128,12 @@ def atomic_directory(final_path: str | Path) -> Iterator[Path]:
         tempfile.mkdtemp(prefix=f".{final_path.name}.", suffix=".tmp", dir=final_path.parent)
     )
     try:
-        os.chmod(tmp, 0o777 & ~_umask())
-        yield tmp
-        if final_path.exists():
-            remove_directory(final_path)
-        os.replace(tmp, final_path)
+        with writes_named(final_path):
+            os.chmod(tmp, 0o777 & ~_umask())
+            yield tmp
+            if final_path.exists():
+                remove_directory(final_path)
+            os.replace(tmp, final_path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

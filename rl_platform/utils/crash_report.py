@@ -13,7 +13,7 @@ import time
 import traceback
 from pathlib import Path
 
-from rl_platform.utils.atomic import write_text_atomic
+from rl_platform.utils.atomic import write_bytes_atomic
 from rl_platform.utils.secrets import environment_secrets, mask_text
 
 
@@ -37,14 +37,21 @@ def _report_text(exc: BaseException) -> str:
 
 
 def save_crash_report(exc: BaseException) -> Path | None:
-    """Write the report and return its path; `None` when no folder is writable (the caller
-    still prints its one line: a failing disk must not turn into a second traceback)."""
-    name = f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
-    for folder in (crash_dir(), Path(tempfile.gettempdir())):
+    """Write the report and return its path; `None` when no folder takes it, whatever the
+    reason (a full disk, no home folder, anything else): the caller still prints its one line,
+    and a failing disk must not turn into a second traceback. Text that is not UTF-8 (a path
+    or argument with a byte like `\\xff`, kept by Python as a lone surrogate) is written escaped."""
+    try:
+        name = f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
+        data = _report_text(exc).encode("utf-8", "backslashreplace")
+        folders = [crash_dir(), Path(tempfile.gettempdir())]
+    except Exception:  # the report is a courtesy: never a reason for a second failure
+        return None
+    for folder in folders:
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(folder / name, _report_text(exc))
+            write_bytes_atomic(folder / name, data)
             return folder / name
-        except OSError:
+        except Exception:
             continue
     return None

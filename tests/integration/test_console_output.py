@@ -3,21 +3,18 @@ progress lines and the dashboard URL; Ray's routine notices go to the run's trai
 process of its local Ray outlives it (the console script ends without Ray's slow shutdown,
 rl_platform/ray_runtime/process_exit.py).
 
-The `rlp train` child (a Ray start with its dashboard, imports, two iterations: one core for
-most of a minute) runs beside the rest of the suite (tests/background.py)."""
+The `rlp train` child (a Ray start with its dashboard, imports, two tiny iterations: one core
+for most of a minute) runs beside the rest of the suite (tests/background.py); its output is
+read by tests/reliability/test_console_is_ours.py too (tests/console_run.py)."""
 
 import os
 import re
-import subprocess
-import sys
 import time
-import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.common.processes import live_processes
-from tests.background import Background, Scenario
-from tests.conftest import EXPERIMENTS, REPO_ROOT
+from tests.background import Background
+from tests.console_run import CONSOLE_RUN, MARKER
 
 RAY_NOTICES = (
     "Token authentication is enabled",
@@ -29,33 +26,6 @@ RAY_NOTICES = (
     "Install gputil",
     "Trainable.setup took",
 )
-
-
-MARKER = "RLP_TEST_CONSOLE_RUN"
-"""An environment variable every process of the run inherits, Ray's included."""
-
-
-@dataclass(frozen=True)
-class ConsoleRun:
-    result: subprocess.CompletedProcess[str]
-    out: Path
-    marker: str
-
-
-def _train_on_the_console(folder: Path, env: dict[str, str]) -> ConsoleRun:
-    rlp = Path(sys.executable).with_name("rlp")
-    spec = EXPERIMENTS / "cartpole_ppo.yaml"
-    args = [str(rlp), "train", str(spec), "--profile", "smoke", "--out", str(folder)]
-    marker = uuid.uuid4().hex
-    result = subprocess.run(
-        [*args, "--dashboard"],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        env={**env, MARKER: marker},
-        timeout=540,
-    )
-    return ConsoleRun(result=result, out=folder, marker=marker)
 
 
 def _processes_marked(marker: str) -> list[str]:
@@ -72,7 +42,7 @@ def _command_line(entry: Path) -> str:
         return f"pid {entry.name}"
 
 
-LOCAL_TRAIN = Scenario.run_once("console_output", _train_on_the_console)
+LOCAL_TRAIN = CONSOLE_RUN  # shared with tests/reliability/test_console_is_ours.py
 BACKGROUND = [LOCAL_TRAIN]
 
 
@@ -84,7 +54,7 @@ def test_local_train_shows_progress_and_dashboard_not_ray_notices(background: Ba
     assert "cartpole_ppo | iter 2 |" in console and "run folder:" in console
     assert re.search(r"Ray dashboard: http://127\.0\.0\.1:\d+", console)
     assert [notice for notice in RAY_NOTICES if notice in console] == []
-    [log] = run.out.glob("cartpole_ppo/*/train.log")
+    log = run.run_dir / "train.log"
     assert "You are running PPO on the new API stack" in log.read_text()  # kept, off screen
 
 

@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import ray  # noqa: F401 - puts Ray's bundled psutil on sys.path (not a direct dependency)
 
+from rl_platform.storage.checkpoints import CheckpointStore
+from rl_platform.storage.run_upload import RunUploader
 from tests.reliability.faulty_envs import KWARGS_ENV_ID
 
 REPO = Path(__file__).resolve().parents[2]
@@ -251,3 +254,21 @@ def exit_2_in_one_line(result, *fragments: str) -> str:
     for fragment in fragments:
         assert fragment in flat, output
     return flat
+
+
+STORED_RUN_KEYS = ["exp/20261125-101010", "exp/20261125-111111"]
+
+
+def stored_runs(tmp_path: Path) -> Path:
+    """A local storage root holding two uploaded runs (spec, metrics, one checkpoint each),
+    made without Ray: `rlp pull` reads them."""
+    bucket = tmp_path / "bucket"
+    for key in STORED_RUN_KEYS:
+        run_dir = tmp_path / "runs" / key
+        run_dir.mkdir(parents=True)
+        (run_dir / "spec.yaml").write_text("name: exp\n")
+        (run_dir / "metrics.jsonl").write_text('{"iteration": 1}\n')
+        parts = {"algorithm": {"w": np.ones((2, 2), dtype=np.float32)}}
+        CheckpointStore(run_dir / "checkpoints").save(iteration=1, parts=parts, meta={})
+        RunUploader(run_dir, storage=str(bucket), run_key=key, name="exp", job_id=None).at_end()
+    return bucket

@@ -9,36 +9,19 @@ added member at its next iteration. All in-process, on fake run folders: no Ray.
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from rl_platform.cli import app
-from rl_platform.storage.checkpoints import CheckpointStore
 from rl_platform.storage.run_lock import RunLock
-from rl_platform.storage.run_upload import RunUploader
+from tests.reliability.support import STORED_RUN_KEYS as KEYS
 from tests.reliability.support import league_run_folder
-
-KEYS = ["exp/20261125-101010", "exp/20261125-111111"]
+from tests.reliability.support import stored_runs as _stored_runs
 
 
 def _files(folder: Path) -> dict[str, bytes]:
     files = [p for p in folder.rglob("*") if p.is_file()]
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in files}
-
-
-def _stored_runs(tmp_path: Path) -> Path:
-    """A local storage root holding two uploaded runs (spec, metrics, one checkpoint each)."""
-    bucket = tmp_path / "bucket"
-    for key in KEYS:
-        run_dir = tmp_path / "runs" / key
-        run_dir.mkdir(parents=True)
-        (run_dir / "spec.yaml").write_text("name: exp\n")
-        (run_dir / "metrics.jsonl").write_text('{"iteration": 1}\n')
-        parts = {"algorithm": {"w": np.ones((2, 2), dtype=np.float32)}}
-        CheckpointStore(run_dir / "checkpoints").save(iteration=1, parts=parts, meta={})
-        RunUploader(run_dir, storage=str(bucket), run_key=key, name="exp", job_id=None).at_end()
-    return bucket
 
 
 def _pull(*args: str):
