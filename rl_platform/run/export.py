@@ -17,6 +17,7 @@ from typing import Literal
 
 import numpy as np
 import torch
+from loguru import logger
 from safetensors.torch import save as save_tensors
 
 from rl_platform.base.errors import UserError
@@ -45,6 +46,9 @@ class ExportedPolicy:
     """The module's tensors (the filter's two are not counted)."""
     filtered: bool = False
     """Whether the file carries the run's observation filter."""
+    with_spec: bool = True
+    """Whether the file carries the run's spec (a checkpoint without its run folder's
+    `spec.yaml` exports weights only, which `policy://` cannot rebuild)."""
 
 
 def export_policy(
@@ -67,8 +71,10 @@ def export_policy(
         "source": str(loaded.path),
         "format": EXPORT_FORMAT,
         "dtype": dtype,
-        SPEC_KEY: spec_text(read_saved_spec(run_dir_of(loaded.path))),
     }
+    spec = _run_spec_text(loaded.path)
+    if spec is not None:
+        metadata[SPEC_KEY] = spec
     out_path = Path(out)
     _check_out_path(out_path, checkpoint=loaded.path)
     tensors = {name: _as_tensor(array, dtype) for name, array in weights[module_id].items()}
@@ -79,7 +85,24 @@ def export_policy(
         tensors |= {name: torch.from_numpy(a) for name, a in _filter_arrays(found).items()}
         metadata |= _filter_metadata(found)
     write_bytes_atomic(out_path, save_tensors(tensors, metadata=metadata))
-    return ExportedPolicy(out_path, str(module_id), len(weights[module_id]), found is not None)
+    if spec is None:
+        logger.warning(
+            "{}: no spec.yaml in its run folder; {} holds the weights only (policy:// needs "
+            "the spec: export from the run folder)",
+            loaded.path,
+            out_path,
+        )
+    return ExportedPolicy(
+        out_path, str(module_id), len(weights[module_id]), found is not None, spec is not None
+    )
+
+
+def _run_spec_text(checkpoint: Path) -> str | None:
+    """The checkpoint's run spec as written into the file; None when no run folder holds one."""
+    try:
+        return spec_text(read_saved_spec(run_dir_of(checkpoint)))
+    except UserError:
+        return None
 
 
 def _as_tensor(array: np.ndarray, dtype: ExportDtype) -> torch.Tensor:
