@@ -23,8 +23,8 @@ from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.sampling.rollout_batch import RolloutBatch
 from rl_platform.spec import validate_spec_data
 from tests.integration.test_array_learner import _batch as plain_batch
-from tests.integration.test_array_learner import _host_reads_refused
 from tests.integration.test_array_learner import _sample_batch as plain_sample_batch
+from tests.unit.host_reads_support import host_reads_refused
 
 OBS_DIM, ACTIONS, MODULE = 6, 4, "main"
 
@@ -128,7 +128,7 @@ def test_the_bc_step_never_reads_the_host(ray_local) -> None:
     flat = _batch(32, seed=13)
     step = learner._update_step(MODULE)
     step(flat, torch.arange(16))
-    with _host_reads_refused():
+    with host_reads_refused():
         metrics = step(flat, torch.arange(16, 32))
     assert metrics.shape == (len(step.metric_keys),) and step.metric_keys[-1] == "nonfinite"
     assert bool(torch.isfinite(metrics).all())
