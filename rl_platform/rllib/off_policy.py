@@ -223,17 +223,24 @@ class OffPolicyDriver:
             update_credit=float(driver["update_credit"]),
             last_target_sync=int(driver["last_target_sync"]),
         )
-        self.collector.load_state_dict(driver["collector"])
         replay = parts.get(REPLAY_PART)
         if replay is None:
             logger.warning(
                 "resume: the checkpoint holds no replay store (checkpoint.replay: false); "
                 "it refills from empty, so this run no longer continues exactly"
             )
-            return
-        self.store.load_state_dict(
-            {key: torch.from_numpy(np.asarray(value)) for key, value in replay.items()}
-        )
+        else:
+            self.store.load_state_dict(
+                {key: torch.from_numpy(np.asarray(value)) for key, value in replay.items()}
+            )
+        # After the rows: the episodes in flight at the checkpoint are cut in the store.
+        self.collector.load_state_dict(driver["collector"])
+        if cut := len(driver["collector"].get("in_flight", [])):
+            logger.info(
+                "resume: {} episode(s) were in flight at the checkpoint; they end there "
+                "(truncated) and every env starts a new episode (docs/off_policy.md, Resuming)",
+                cut,
+            )
 
 
 class OffPolicyCallback(RLlibCallback):
