@@ -6,7 +6,8 @@ steps as IQM and 95% bootstrap interval, beside published reference points.
     python -m benchmarks.learning_rows --report DIR      # re-read DIR, train nothing
 
 Trains through the product: `rlp train SPEC --seeds N --out DIR/runs` in a child process (one
-Ray, the seeds as Tune trials; `rl_platform/multi_seed/`). Then reads each seed's metrics.jsonl
+Ray, the seeds as Tune trials; `rl_platform/multi_seed/`; `--seeds 1`: one plain `rlp train`
+of the spec's seed, for a quick check). Then reads each seed's metrics.jsonl
 with `rlp plot`'s reader and writes into DIR:
 
     row.json   the row: returns at each step count (IQM, mean, 95% interval, per seed),
@@ -81,7 +82,9 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
         or REPO / "runs" / "learning_rows" / f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     )
     command = [str(Path(sys.executable).parent / "rlp"), "train", str(args.spec)]
-    command += ["--seeds", str(args.seeds), "--out", str(out / RUNS)]
+    # One seed is one plain run (`rlp train --seeds` takes 2 or more): the spec's seed.
+    command += ["--seeds", str(args.seeds)] if args.seeds > 1 else []
+    command += ["--out", str(out / RUNS)]
     command += ["--profile", args.profile] if args.profile else []
     for override in args.set:
         command += ["--set", override]
@@ -218,7 +221,7 @@ def _final_line(final: dict[str, Any]) -> str:
 def report(out: Path, *, eval_episodes: int = 0) -> dict[str, Any]:
     """Read the seeds under `out` and write row.json, row.md and row.png."""
     meta = json.loads((out / META).read_text())
-    runs = read_seed_runs(out / RUNS)
+    runs = read_seed_runs(out / RUNS) if (out / RUNS).is_dir() else []
     if not runs:
         raise SystemExit(f"{out / RUNS}: no seed run has logged a return yet")
     row = {

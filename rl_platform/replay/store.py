@@ -14,6 +14,7 @@ at sample time (`rl_platform/replay/n_step.py`); which rows are drawn is the sam
 (`training.replay`: uniform or prioritized).
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Literal
@@ -126,6 +127,16 @@ class ReplayStore:
         self.sampler.added(slot * self.num_envs + self._env_rows)
         self.cursor = (slot + 1) % self.slots
         self.filled = min(self.filled + 1, self.slots)
+
+    def cut_episodes(self, envs: Sequence[int]) -> None:
+        """End the episodes of `envs` at their newest row: mark it truncated, so n-step
+        windows stop there and its `next_obs` still bootstraps (a truncation does not mask
+        it). For episodes that will not continue in the next row: a resume restarts them
+        (rl_platform/sampling/transition_collector.py)."""
+        if self.filled == 0 or len(envs) == 0:
+            return
+        newest = (self.cursor - 1) % self.slots
+        self.truncated[newest, torch.as_tensor(list(envs), device=self.device)] = True
 
     def sample(self, batch_size: int) -> ReplayBatch:
         """`batch_size` transitions drawn by the sampler, with their n-step windows."""

@@ -173,7 +173,7 @@ class OffPolicyDriver:
             self.collector.step(random=warm_up)
             counters.env_steps += settings.num_envs
             if counters.env_steps >= settings.learning_starts:
-                self._update()
+                self.learn()
         log_iteration(
             self.algorithm.metrics,
             env_steps=vector_steps * settings.num_envs,
@@ -182,7 +182,9 @@ class OffPolicyDriver:
             module_id=settings.module_id,
         )
 
-    def _update(self) -> None:
+    def learn(self) -> None:
+        """The updates owed after one vector step, and DQN's target sync when due (timed as
+        `perf/learn_s` by the training loop: `OffPolicyCallback.learning_methods`)."""
         settings, counters = self.settings, self.counters
         counters.update_credit += settings.num_envs * settings.update_rate
         owed = int(counters.update_credit)
@@ -221,17 +223,24 @@ class OffPolicyDriver:
             update_credit=float(driver["update_credit"]),
             last_target_sync=int(driver["last_target_sync"]),
         )
-        self.collector.load_state_dict(driver["collector"])
         replay = parts.get(REPLAY_PART)
         if replay is None:
             logger.warning(
                 "resume: the checkpoint holds no replay store (checkpoint.replay: false); "
                 "it refills from empty, so this run no longer continues exactly"
             )
-            return
-        self.store.load_state_dict(
-            {key: torch.from_numpy(np.asarray(value)) for key, value in replay.items()}
-        )
+        else:
+            self.store.load_state_dict(
+                {key: torch.from_numpy(np.asarray(value)) for key, value in replay.items()}
+            )
+        # After the rows: the episodes in flight at the checkpoint are cut in the store.
+        self.collector.load_state_dict(driver["collector"])
+        if cut := len(driver["collector"].get("in_flight", [])):
+            logger.info(
+                "resume: {} episode(s) were in flight at the checkpoint; they end there "
+                "(truncated) and every env starts a new episode (docs/off_policy.md, Resuming)",
+                cut,
+            )
 
 
 class OffPolicyCallback(RLlibCallback):
@@ -243,6 +252,12 @@ class OffPolicyCallback(RLlibCallback):
         assert self.settings is not None, "bind settings with off_policy_extension"
         self.driver = OffPolicyDriver(algorithm, self.settings)
         use_training_step(algorithm, self.driver.training_step)
+
+    def learning_methods(self) -> list[tuple[Any, str]]:
+        """(object, method name) of the calls that learn: the training loop times them as
+        `perf/learn_s` (rl_platform/run/loop.py, `instrument`), the rest of the step being
+        acting (`perf/sample_s`); this path does not call `learner_group.update`."""
+        return [(self.driver, "learn")]
 
     def checkpoint_parts(self) -> dict[str, Any]:
         return self.driver.checkpoint_parts()

@@ -104,10 +104,14 @@ class LoopOutcome:
     verdict: HealthVerdict
 
 
+def _driver_callbacks(algo: Any) -> list[Any]:
+    return algo.callbacks if isinstance(algo.callbacks, list) else [algo.callbacks]
+
+
 def checkpoint_participants(algo: Any) -> list[Any]:
-    """Driver callbacks whose state lives outside RLlib's (the league): saved as extra parts."""
-    callbacks = algo.callbacks if isinstance(algo.callbacks, list) else [algo.callbacks]
-    return [cb for cb in callbacks if hasattr(cb, "checkpoint_parts")]
+    """Driver callbacks whose state lives outside RLlib's (the league, the off-policy path's
+    replay): saved as extra parts."""
+    return [cb for cb in _driver_callbacks(algo) if hasattr(cb, "checkpoint_parts")]
 
 
 def resume_from(algo: Any, checkpoint: LoadedCheckpoint) -> LoopStart:
@@ -320,13 +324,18 @@ class TrainingLoop:
 
 
 def instrument(algo: Any, clock: PhaseClock) -> None:
-    """Time the learner group's updates and the env runners' weight syncs as phases of
-    `clock` (wrapping these two methods of this algorithm's objects, nothing global)."""
-    for owner_name, method, phase in (
-        ("learner_group", "update", LEARN),
-        ("env_runner_group", "sync_weights", WEIGHTS_SYNC),
-    ):
-        owner = getattr(algo, owner_name, None)
+    """Time the learner group's updates, the env runners' weight syncs and the driver
+    callbacks' own learning calls (`learning_methods()`: the off-policy path updates without
+    the learner group, rl_platform/rllib/off_policy.py) as phases of `clock`, wrapping these
+    methods of this algorithm's objects, nothing global."""
+    timed = [
+        (getattr(algo, "learner_group", None), "update", LEARN),
+        (getattr(algo, "env_runner_group", None), "sync_weights", WEIGHTS_SYNC),
+    ]
+    for callback in _driver_callbacks(algo):
+        if hasattr(callback, "learning_methods"):
+            timed += [(owner, name, LEARN) for owner, name in callback.learning_methods()]
+    for owner, method, phase in timed:
         function = getattr(owner, method, None)
         if function is None:
             continue

@@ -6,11 +6,14 @@ happens after a row is made (writing it, the progress line) counts in the next o
 `perf/other_s`. Inside it:
 
 - `perf/learn_s`: time inside the learner group's `update` calls (RLlib's learner connector
-  pipeline, GAE included, and every minibatch step);
+  pipeline, GAE included, and every minibatch step), and inside the off-policy path's
+  updates (SAC/DQN on the replay store, target syncs included), which run between its
+  acting steps inside `training_step` (rl_platform/rllib/off_policy.py, `learning_methods`);
 - `perf/weights_sync_s`: time inside the env runner group's `sync_weights` calls;
 - `perf/sample_s`: the rest of `algo.train()` up to the end of its last learner or sync call:
   sampling and merging the env runners' metrics (for PPO, APPO and IMPALA: everything in
-  `training_step` that is not learning or syncing);
+  `training_step` that is not learning or syncing; for the off-policy path: acting, stepping
+  the envs and writing the replay rows);
 - `perf/eval_s`, `perf/checkpoint_s`: the loop's evaluation, and its checkpoint (taking the
   state and writing it);
 - `perf/other_s`: the remainder, so the six add up to `perf/iteration_s` exactly: the end of

@@ -9,10 +9,19 @@ return and length, whose last `window` finished values give the usual metrics.
 
 The envs are a plain list, not gymnasium's vector env: an env that ended is reset at the start
 of the next step (no autoreset step without a transition, the final observation stays in
-`next_obs`), and only each env's RNG needs saving for a resume to continue exactly. A
-checkpoint taken between episodes (every env ended on the last step, or never started)
-resumes exactly; one taken mid-episode starts those envs' episodes anew on resume (an env's
-physics cannot be saved in general), and their partial returns are dropped.
+`next_obs`), and only each env's RNG needs saving for a resume to continue exactly.
+
+A resume and the episodes in flight. A gymnasium env's state (MuJoCo's physics, a user env's
+Python objects, a time limit's counter) cannot be saved in general, so a state holds no
+episode in flight: `load_state_dict` starts every env's next episode from its restored RNG.
+A state taken between episodes (every env ended on the last step, or never started) thus
+continues exactly. For one taken mid-episode, each episode in flight is cut where the state
+was taken: its last row in the store is marked truncated (`ReplayStore.cut_episodes`), as a
+time limit would end it, so no n-step window runs on into the next episode's rows and the
+row still bootstraps from its `next_obs`; its partial return and length are dropped (never
+reported as an episode). What a state restores exactly either way: the rows, the RNGs (each
+env's, the acting generator) and the window of finished episodes; two resumes from one
+state act and write alike. docs/off_policy.md, "Resuming", states the promise.
 """
 
 import json
@@ -117,9 +126,11 @@ class TransitionCollector:
         """Arrays and JSON-able values (rl_platform/utils/state_codec.py stores them)."""
         rngs = [json.dumps(env.unwrapped.np_random.bit_generator.state) for env in self.envs]
         recent = np.asarray(self.recent, dtype=np.float64).reshape(-1, 2)
+        in_flight = [int(i) for i in self.in_flight()]
         return {
             "obs": self.obs.copy(),
-            "between_episodes": bool(self.needs_reset.all() or not self.seeded),
+            "between_episodes": not in_flight,
+            "in_flight": in_flight,
             "seeded": self.seeded,
             "recent": recent,
             "window": int(self.recent.maxlen or 0),
@@ -127,9 +138,14 @@ class TransitionCollector:
             "generator": self.acting.generator.get_state().numpy(),
         }
 
+    def in_flight(self) -> np.ndarray:
+        """Indices of the envs in the middle of an episode."""
+        return np.flatnonzero(~self.needs_reset) if self.seeded else np.zeros(0, np.int64)
+
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore the RNGs and the episode window; every env starts a new episode at the next
-        step (exact when the state was taken between episodes, module docstring)."""
+        step and the episodes in flight in `state` are cut in the store, which must hold its
+        restored rows already (module docstring)."""
         self.seeded = bool(state["seeded"])
         for env, rng in zip(self.envs, state["env_rngs"], strict=True):
             saved = json.loads(rng)
@@ -143,3 +159,6 @@ class TransitionCollector:
         self.acting.generator.set_state(torch.from_numpy(np.asarray(state["generator"])))
         self.needs_reset[:] = True
         self.returns[:], self.lengths[:] = 0.0, 0
+        # A state written before "in_flight" was saved names only whether any env was.
+        all_envs = [] if state["between_episodes"] else list(range(self.num_envs))
+        self.store.cut_episodes([int(i) for i in state.get("in_flight", all_envs)])

@@ -152,8 +152,10 @@ class DQNTraining(CommonTraining):
     it sets `updates_per_env_step` to `training_intensity / train_batch_size`."""
     updates_per_env_step: Annotated[float, Field(gt=0.0)] | None = None
     """Updates per env step sampled (array learner; fractions accumulate, 0.25 = one update
-    every 4 env steps). None: from `training_intensity`, else RLlib's natural rate, one
-    update per vector step of `env.envs_per_runner` env steps. Set one of the two."""
+    every 4 env steps). None: from `training_intensity`, else one update per vector step of
+    `env.envs_per_runner` env steps (RLlib's natural rate with `n_step: 1`; RLlib's own DQN
+    samples `n_step` steps per env before each update, a third as often with n_step 3:
+    docs/off_policy.md). Set one of the two."""
     learner: Literal["auto", "array", "rllib"] = "auto"
     """`array`: our fixed-shape replay store and update step (docs/off_policy.md); `rllib`:
     RLlib's own DQN with its episode replay buffer; `auto`: array wherever it can serve the

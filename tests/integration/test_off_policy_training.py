@@ -1,6 +1,7 @@
 """The off-policy array path (docs/off_policy.md) trains every shipped SAC/DQN spec: each runs
 its `smoke` profile on the replay store with updates in both iterations, logs RLlib's metric
-keys, and checkpoints our module's nets; and DQN learns CartPole within an env-step budget."""
+keys, reports its updates as `perf/learn_s`, and checkpoints our module's nets; and DQN learns
+CartPole within an env-step budget."""
 
 import pytest
 
@@ -21,6 +22,8 @@ def test_every_shipped_spec_trains_on_the_replay_store(ray_local, tmp_path, spec
     result = train(spec, out_dir=tmp_path)
     last = result.history[-1]
     assert last["health/nonfinite_update"] == 0.0 and "train/qf_loss" in last
+    # updates are learning time, acting is sampling time (rl_platform/run/phase_clock.py)
+    assert last["perf/learn_s"] > 0 and last["perf/sample_s"] > 0
     state = load_checkpoint(result.last_checkpoint).parts[ALGORITHM_PART]
     (weights,) = module_weights(state).values()
     net = "actor" if spec.algo == "SAC" else "q_net"

@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks import learning_rows
 from benchmarks.common.learning_curves import iqm_curve, read_seed_runs, row_at, throughput
-from benchmarks.learning_rows import META, RUNS, parse_args, parse_steps, report
+from benchmarks.learning_rows import META, RUNS, parse_args, parse_steps, plan, report
 from rl_platform.base.errors import UserError
 from rl_platform.evaluation.plot import plot_runs
 from rl_platform.evaluation.reference_points import parse_reference, reference_points
@@ -108,6 +108,21 @@ def test_arguments_and_default_steps():
         parse_args([])  # neither a spec nor --report
     with pytest.raises(SystemExit):
         parse_args(["spec.yaml", "--report", "out"])
+
+
+def test_one_seed_is_one_plain_run_and_more_are_rlp_train_seeds(tmp_path):
+    """`rlp train --seeds` takes 2 or more: one seed trains the spec's own seed."""
+    spec = str(REPO_ROOT / "experiments" / "mujoco_hopper_sac.yaml")
+    one = plan(parse_args([spec, "--seeds", "1", "--out", str(tmp_path)]))["command"]
+    three = plan(parse_args([spec, "--seeds", "3", "--out", str(tmp_path)]))["command"]
+    assert "--seeds" not in one and one[-2:] == ["--out", str(tmp_path / RUNS)]
+    assert three[3:5] == ["--seeds", "3"]
+
+
+def test_a_failed_training_without_runs_ends_with_one_line(tmp_path):
+    (tmp_path / META).write_text(json.dumps({"steps": []}))
+    with pytest.raises(SystemExit, match="no seed run"):
+        report(tmp_path)
 
 
 def test_reference_points_parse_and_draw(seeds, tmp_path):

@@ -1,7 +1,10 @@
 """Where an iteration's time goes: the phase clock's split tiles the iteration (no Ray)."""
 
+from types import SimpleNamespace
+
 import pytest
 
+from rl_platform.run.loop import instrument
 from rl_platform.run.phase_clock import (
     CHECKPOINT,
     EVAL,
@@ -99,6 +102,39 @@ def test_wrap_times_every_call_and_keeps_the_function() -> None:
         assert timed(1) == 2 and timed(2) == 4
     assert timed.__wrapped__ is update
     assert clock.split()["perf/learn_s"] == pytest.approx(3.0)
+
+
+class FakeOffPolicyDriver:
+    """Acts 1 s and learns 2 s per step, as the off-policy path's `training_step` does
+    without calling the learner group (rl_platform/rllib/off_policy.py)."""
+
+    def __init__(self, time: FakeClock) -> None:
+        self.time = time
+
+    def training_step(self, steps: int) -> None:
+        for _ in range(steps):
+            self.time.advance(1.0)  # acting and the env step
+            self.learn()
+        self.time.advance(0.5)  # the iteration's metrics
+
+    def learn(self) -> None:
+        self.time.advance(2.0)
+
+
+def test_a_callbacks_learning_methods_count_as_learning() -> None:
+    time = FakeClock()
+    clock = PhaseClock(clock=time)
+    driver = FakeOffPolicyDriver(time)
+    callback = SimpleNamespace(learning_methods=lambda: [(driver, "learn")])
+    algo = SimpleNamespace(callbacks=[callback])
+    instrument(algo, clock)
+    instrument(algo, clock)  # a resumed loop wraps once
+    with clock.phase(TRAIN):
+        driver.training_step(3)
+    split = clock.split()
+    assert split["perf/learn_s"] == pytest.approx(6.0)
+    assert split["perf/sample_s"] == pytest.approx(3.0)
+    assert split["perf/other_s"] == pytest.approx(0.5)  # after the last update
 
 
 def test_the_progress_line_shows_the_shares() -> None:

@@ -1,6 +1,7 @@
 """`TransitionCollector` (rl_platform/sampling/transition_collector.py): rows land in the store
-as the envs produced them, episodes are summed, and a state taken between episodes continues
-exactly in a fresh collector. Acting: `off_policy_acting.py`'s bounds, warm-up and epsilon."""
+as the envs produced them, episodes are summed, a state taken between episodes continues
+exactly in a fresh collector, and one taken mid-episode cuts the episodes in flight. Acting:
+`off_policy_acting.py`'s bounds, warm-up and epsilon."""
 
 import gymnasium as gym
 import numpy as np
@@ -15,13 +16,14 @@ from rl_platform.sampling.off_policy_acting import DQNActing, SACActing, epsilon
 from rl_platform.sampling.transition_collector import TransitionCollector
 
 
-def _cartpole(num_envs: int = 2, seed: int = 0) -> TransitionCollector:
+def _cartpole(num_envs: int = 2, seed: int = 0, n_step: int = 1) -> TransitionCollector:
     envs = [gym.make("CartPole-v1") for _ in range(num_envs)]
     store = ReplayStore(
         layout=layout_for(envs[0].observation_space, envs[0].action_space),
         capacity=1000,
         num_envs=num_envs,
         device="cpu",
+        n_step=n_step,
     )
     torch.manual_seed(0)
     generator = torch.Generator().manual_seed(seed)
@@ -63,6 +65,46 @@ def test_a_state_between_episodes_continues_exactly() -> None:
         resumed.step(random=False)
     np.testing.assert_array_equal(first.obs, resumed.obs)
     assert first.recent == resumed.recent
+
+
+def _resumed(state: dict, rows: dict, q_net: dict) -> TransitionCollector:
+    """A fresh collector (another acting seed) given a saved state: rows first, as the
+    off-policy driver restores them (rl_platform/rllib/off_policy.py)."""
+    resumed = _cartpole(seed=99, n_step=3)
+    resumed.store.load_state_dict(rows)
+    resumed.load_state_dict(state)
+    resumed.acting.q_net.load_state_dict(q_net)
+    return resumed
+
+
+def test_a_mid_episode_state_cuts_the_episodes_in_flight() -> None:
+    first = _cartpole(n_step=3)
+    for _ in range(15):
+        first.step(random=False)
+    while first.needs_reset.any():  # on to a step after which both envs are mid-episode
+        first.step(random=False)
+    state, rows = first.state_dict(), first.store.state_dict()
+    assert state["in_flight"] == [0, 1] and not state["between_episodes"]
+    q_net = first.acting.q_net.state_dict()
+    resumed, again = _resumed(state, rows, q_net), _resumed(state, rows, q_net)
+    store, newest = resumed.store, resumed.store.cursor - 1
+    # the episodes in flight end at their last row, marked truncated; nothing else changes
+    assert store.truncated[newest].all() and not first.store.truncated[newest].any()
+    assert torch.equal(store.truncated[:newest], first.store.truncated[:newest])
+    assert torch.equal(store.obs[: store.filled], first.store.obs[: store.filled])
+    assert resumed.recent == first.recent and resumed.drain_finished() == 0
+    for _ in range(20):
+        resumed.step(random=False)
+        again.step(random=False)
+    # a 3-step window from the row before the cut stops at the cut, and bootstraps from it
+    batch = store.gather(torch.tensor([(newest - 1) * 2]), torch.ones(1))
+    assert batch.n_steps.item() == 2 and batch.terminated.item() == 0.0
+    assert torch.equal(batch.next_obs[0], first.store.next_obs[newest, 0])
+    # every env started a new episode; two resumes from one state act and write alike
+    assert not torch.equal(store.obs[newest + 1], store.next_obs[newest])
+    for name in ("obs", "actions", "rewards", "truncated"):
+        assert torch.equal(getattr(store, name), getattr(again.store, name)), name
+    assert resumed.recent == again.recent
 
 
 def test_sac_acting_scales_to_the_env_bounds_and_warms_up_uniformly() -> None:
