@@ -47,6 +47,18 @@ class SeedTree:
         """Learner `index`'s own generators (BC's label replay)."""
         return (self.root or 0) + index
 
+    def replay(self) -> int:
+        """The off-policy replay store's sampling generator (docs/off_policy.md)."""
+        return self.learner(0)
+
+    def off_policy_acting(self) -> int:
+        """The off-policy path's acting draws (SAC's Gaussian noise, DQN's epsilon)."""
+        return self.learner(0) + 1
+
+    def off_policy_update(self) -> int:
+        """The off-policy update step's own draws (SAC's sampled actions)."""
+        return self.learner(0) + 2
+
     def episode(self, index: int) -> int:
         """Episode `index` of an evaluation or a recording: reset with `root + index`, so
         results do not depend on how many episodes run side by side."""

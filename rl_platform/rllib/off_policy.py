@@ -148,7 +148,7 @@ class OffPolicyDriver:
             seed=settings.seed,
         )
         generator = torch.Generator(device=device)
-        generator.manual_seed(settings.seed + 1)
+        generator.manual_seed(settings.acting_seed)
         if settings.algo == "SAC":
             self.acting: Any = SACActing(
                 module.actor, low=action_space.low, high=action_space.high, generator=generator

@@ -33,6 +33,9 @@ class DriverSettings:
     num_envs: int
     env_seeds: tuple[int | None, ...]
     seed: int
+    """The replay store's sampling generator."""
+    acting_seed: int
+    """The acting draws' generator."""
     capacity: int
     replay: Literal["uniform", "prioritized"]
     n_step: int
@@ -66,7 +69,8 @@ def driver_settings(
         env_kwargs=dict(spec.env.kwargs),
         num_envs=num_envs,
         env_seeds=tuple(facts.env_seeds.env_copy(worker=0, vector=i) for i in range(num_envs)),
-        seed=facts.seeds.learner(0),
+        seed=facts.seeds.replay(),
+        acting_seed=facts.seeds.off_policy_acting(),
         capacity=t.replay_capacity,
         replay=t.replay,
         n_step=t.n_step,
@@ -82,7 +86,7 @@ def driver_settings(
 
 def learner_settings(spec: ExperimentSpec, *, facts: RunFacts) -> OffPolicyLearnerSettings:
     t = _training(spec)
-    common = {"batch_size": t.train_batch_size, "seed": facts.seeds.learner(0) + 2}
+    common = {"batch_size": t.train_batch_size, "seed": facts.seeds.off_policy_update()}
     if isinstance(t, DQNTraining):
         dqn = DQNSettings(gamma=t.gamma, lr=t.lr, grad_clip=t.grad_clip, double_q=t.double_q)
         return OffPolicyLearnerSettings(**common, dqn=dqn)

@@ -291,6 +291,7 @@ class ExperimentSpec(SpecModel):
             algo=self.algo,
             model_type=self.model.type,
             stateful=self.model.stateful,
+            off_policy_nets=self.model.off_policy_nets,
             memory_critic=getattr(self.model, "critic_input", "observation") == "memory",
             auxiliary=self._auxiliary_loss_key(),
             bc_replay=self.bc is not None and self.bc.replay is not None,

@@ -36,6 +36,8 @@ class LearnerFacts:
     algo: str
     model_type: str
     stateful: bool
+    off_policy_nets: bool = False
+    """The model type's nets serve the off-policy array path (`ModelTypeSpec.off_policy_nets`)."""
     memory_critic: bool = False
     auxiliary: str | None = None
     """The model key that adds an auxiliary loss term, if any."""
@@ -54,7 +56,7 @@ def _off_policy_blocker(facts: LearnerFacts) -> str | None:
     """Why the off-policy array path cannot train this spec, or None if it can."""
     if facts.env.multi_agent:
         return f"env {facts.env.env_id!r} is multi-agent"
-    if facts.model_type not in ("default", "mlp"):
+    if not facts.off_policy_nets:
         return f"model.type {facts.model_type} is not mlp"
     if facts.observation_filter != "none":
         return f"env.observation_filter {facts.observation_filter} is an RLlib connector"

@@ -65,6 +65,9 @@ class ModelTypeSpec(SpecModel):
     stateful: ClassVar[bool] = False
     """Carries a recurrent state from step to step: multi-agent runs keep a state lookback
     across cut episodes (rl_platform/connectors/state_lookback.py)."""
+    off_policy_nets: ClassVar[bool] = False
+    """The off-policy array path (SAC, DQN; docs/off_policy.md) builds its actor and critics
+    from this type's `hidden` and `activation`."""
 
     def opponent_history(self) -> OpponentHistoryInputs | None:
         """The opponent-history window this model reads instead of the raw observation (its

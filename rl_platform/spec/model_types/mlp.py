@@ -15,6 +15,7 @@ class MLPModelSpec(ModelTypeSpec):
     # Which module depends on the env (action masks, `atari`) and the algo (BC trains PPO's
     # module), so a function of the whole spec builds it.
     rl_module: ClassVar[str] = "rl_platform.rllib.rl_module_spec:mlp_module_spec"
+    off_policy_nets: ClassVar[bool] = True
 
     type: Literal["default", "mlp"] = "default"
     """`default`/`mlp`: RLlib's catalog MLP; rl_platform's masked MLP on action-mask envs."""
