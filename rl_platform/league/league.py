@@ -31,7 +31,7 @@ from rl_platform.league.members import Member, MemberKind
 from rl_platform.league.pool import MANIFEST, LeaguePool, WeightsLike
 from rl_platform.league.ratings import Rating, rate_game, with_game
 from rl_platform.league.results import Outcome, ResultBook, as_outcome
-from rl_platform.league.slots import OpponentChoice, SlotPlan, plan_slots, sample_opponent
+from rl_platform.league.slots import SlotPlan, plan_slots
 from rl_platform.league.snapshots import should_snapshot
 from rl_platform.league.state import LeagueState, check_same_members, check_saved_state
 from rl_platform.spec.league import SELF_PLAY, LeagueSpec
@@ -182,7 +182,7 @@ class League:
         self.pool.update_member(with_game(learner, result, new_l))
         self.pool.update_member(with_game(opponent, result.flipped(), new_o))
 
-    # ----- slots and sampling ----------------------------------------------------------------
+    # ----- slots -----------------------------------------------------------------------------
     def plan_slots(self) -> SlotPlan:
         """Decide slot contents and episode opponents for the next iteration (uses the RNG)."""
         targets = {lid: self.opponent_distribution(lid) for lid in self.learner_ids}
@@ -197,11 +197,6 @@ class League:
         )
         self._slots, self._plan = list(plan.slots), plan
         return plan
-
-    def sample_opponent(self, learner_id: str) -> OpponentChoice:
-        """One episode's opponent from the current plan, drawn with the league's own RNG."""
-        plan = self._plan if self._plan is not None else self.plan_slots()
-        return sample_opponent(plan, learner_id, rng=self.matchmaker.rng)
 
     # ----- snapshots -------------------------------------------------------------------------
     def add_snapshot(self, *, learner_id: str, weights: WeightsLike, env_steps: int) -> Member:

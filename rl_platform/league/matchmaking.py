@@ -202,14 +202,6 @@ class Matchmaker:
         )
         return {m.id: float(q) for m, q in zip(candidates, probs, strict=True)}
 
-    # ----- sampling --------------------------------------------------------------------------
-    def sample(self, distribution: Mapping[str, float]) -> str:
-        return self.draw(distribution, 1)[0]
-
-    def draw(self, distribution: Mapping[str, float], n: int) -> list[str]:
-        """`n` independent draws (with replacement) from a member-id distribution."""
-        return draw_from(distribution, n, rng=self.rng)
-
     # ----- RNG state -------------------------------------------------------------------------
     def get_state(self) -> str:
         """The Generator's exact state as a JSON string (128-bit ints stay exact as text)."""

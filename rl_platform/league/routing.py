@@ -60,11 +60,6 @@ def current_plan() -> RunnerPlan | None:
     return _CURRENT
 
 
-def clear_plan() -> None:
-    global _CURRENT
-    _CURRENT = None
-
-
 def _draw_pairing(first_agent: Any) -> dict[str, Any]:
     runner = _CURRENT
     if runner is None:

@@ -22,6 +22,7 @@ from rl_platform.rllib.league_callback import LeagueCallback, driver_league, lea
 from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
 from rl_platform.storage.metrics_rows import read_metrics
 from tests.conftest import EXPERIMENTS
+from tests.league_support import clear_runner_plan
 
 TINY = [
     "training.train_batch_size=300",
@@ -215,40 +216,36 @@ def _plan(slot_member: str) -> dict:
     }
 
 
-def test_mapping_pairs_each_episode_once_with_fair_seats() -> None:
+def test_mapping_pairs_each_episode_once_with_fair_seats(monkeypatch) -> None:
+    clear_runner_plan(monkeypatch)
     routing.install_plan(_plan("main_v1"), version=1, seed=0, worker_index=1)
-    try:
-        rng = np.random.default_rng(0)
-        main_seats, opponents = [], []
-        for _ in range(400):
-            episode = _Episode()
-            agents = ["player_0", "player_1"][:: 1 if rng.random() < 0.5 else -1]
-            modules = {a: routing.league_mapping_fn(a, episode) for a in agents}
-            assert sorted(modules.values()).count("main") == 1
-            assert routing.league_mapping_fn(agents[0], episode) == modules[agents[0]]  # stable
-            pairing = routing.pairing_of(episode)
-            main_seats.append(pairing["learner_agent"])
-            opponents.append(pairing["module"])
-            assert modules[pairing["learner_agent"]] == "main"
-        assert 0.4 < main_seats.count("player_0") / 400 < 0.6
-        assert 0.4 < opponents.count("opponent_0") / 400 < 0.6
-        assert routing.league_mapping_fn("player_0", None) == "main"  # space inference probe
-    finally:
-        routing.clear_plan()
+    rng = np.random.default_rng(0)
+    main_seats, opponents = [], []
+    for _ in range(400):
+        episode = _Episode()
+        agents = ["player_0", "player_1"][:: 1 if rng.random() < 0.5 else -1]
+        modules = {a: routing.league_mapping_fn(a, episode) for a in agents}
+        assert sorted(modules.values()).count("main") == 1
+        assert routing.league_mapping_fn(agents[0], episode) == modules[agents[0]]  # stable
+        pairing = routing.pairing_of(episode)
+        main_seats.append(pairing["learner_agent"])
+        opponents.append(pairing["module"])
+        assert modules[pairing["learner_agent"]] == "main"
+    assert 0.4 < main_seats.count("player_0") / 400 < 0.6
+    assert 0.4 < opponents.count("opponent_0") / 400 < 0.6
+    assert routing.league_mapping_fn("player_0", None) == "main"  # space inference probe
 
 
-def test_games_whose_slot_was_swapped_mid_game_are_stale() -> None:
+def test_games_whose_slot_was_swapped_mid_game_are_stale(monkeypatch) -> None:
     slot_game = {"member": "main_v1", "module": "opponent_0", "version": 1}
     scripted_game = {"member": "based", "module": "scripted_based", "version": 1}
-    try:
-        routing.install_plan(_plan("main_v1"), version=2, seed=0, worker_index=0)
-        assert not routing.is_stale(slot_game)  # new plan, same member in the slot
-        routing.install_plan(_plan("main_v2"), version=3, seed=0, worker_index=0)
-        assert routing.is_stale(slot_game) and not routing.is_stale(scripted_game)
-        routing.clear_plan()
-        assert routing.is_stale(scripted_game)  # no plan: nothing can be attributed
-    finally:
-        routing.clear_plan()
+    clear_runner_plan(monkeypatch)
+    routing.install_plan(_plan("main_v1"), version=2, seed=0, worker_index=0)
+    assert not routing.is_stale(slot_game)  # new plan, same member in the slot
+    routing.install_plan(_plan("main_v2"), version=3, seed=0, worker_index=0)
+    assert routing.is_stale(slot_game) and not routing.is_stale(scripted_game)
+    clear_runner_plan(monkeypatch)
+    assert routing.is_stale(scripted_game)  # no plan: nothing can be attributed
 
 
 def test_outcome_prefers_the_env_verdict_over_returns() -> None:

@@ -22,6 +22,7 @@ from rl_platform.rllib.config import build_algorithm_config
 from rl_platform.spec import load_spec
 from rl_platform.storage.checkpoints import META_FILE, CheckpointStore, load_checkpoint
 from tests.background import Background
+from tests.league_support import sample_league_opponent
 from tests.reliability.support import CARTPOLE, TINY, read_metrics, sets
 from tests.reliability.test_kill_points import SCENARIOS
 
@@ -160,7 +161,7 @@ def _busy_league(root: Path) -> League:
 
 
 def _opponents(league: League, n: int = 25) -> list[str]:
-    return [league.sample_opponent("main").member_id for _ in range(n)]
+    return [sample_league_opponent(league, "main").member_id for _ in range(n)]
 
 
 def test_league_state_restored_from_a_checkpoint_equals_what_was_saved(tmp_path):

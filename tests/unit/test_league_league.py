@@ -12,6 +12,7 @@ from rl_platform.league.league import League
 from rl_platform.league.pool import MANIFEST, LeaguePool
 from rl_platform.league.state import LeagueMismatchError
 from rl_platform.spec.league import LeagueSpec
+from tests.league_support import sample_league_opponent
 
 SPEC = LeagueSpec(
     opponent_mix={"self_play": 0.8, "based": 0.15, "constant": 0.05},
@@ -45,7 +46,7 @@ class FakeLearners:
 def _play(league: League, rng: np.random.Generator, games: int) -> None:
     for _ in range(games):
         learner = league.learner_ids[int(rng.integers(len(league.learner_ids)))]
-        opponent = league.sample_opponent(learner).member_id
+        opponent = sample_league_opponent(league, learner).member_id
         outcome = ["win", "draw", "loss"][int(rng.integers(3))]
         league.record_game(learner_id=learner, opponent_id=opponent, outcome=outcome)
 
@@ -143,8 +144,8 @@ def test_exact_resume_from_the_storage_root(tmp_path: Path) -> None:
     assert resumed.slots == league.slots and resumed.plan == league.plan
     assert resumed.members == league.members
     for learner in league.learner_ids:
-        expected = [league.sample_opponent(learner) for _ in range(40)]
-        assert [resumed.sample_opponent(learner) for _ in range(40)] == expected
+        expected = [sample_league_opponent(league, learner) for _ in range(40)]
+        assert [sample_league_opponent(resumed, learner) for _ in range(40)] == expected
     assert resumed.plan_slots() == league.plan_slots()
     assert resumed.leaderboard() == league.leaderboard()
 
@@ -153,12 +154,12 @@ def test_state_dict_restores_exactly_after_more_play(tmp_path: Path) -> None:
     league = League(spec=SPEC, storage=tmp_path, seed=3)
     _run(league, range(1, 3), FakeLearners())
     state = json.loads(json.dumps(league.state_dict()))  # must survive JSON
-    expected_samples = [league.sample_opponent("main") for _ in range(30)]
+    expected_samples = [sample_league_opponent(league, "main") for _ in range(30)]
     expected_plan = league.plan_slots()
 
     _play(league, np.random.default_rng(9), 25)  # diverge
     league.load_state_dict(state)
-    assert [league.sample_opponent("main") for _ in range(30)] == expected_samples
+    assert [sample_league_opponent(league, "main") for _ in range(30)] == expected_samples
     assert league.plan_slots() == expected_plan
 
 
