@@ -51,7 +51,8 @@ class EnvSource:
     """`module:attribute` (platform factory, entry point), a Gymnasium id or a module path."""
     calling: Calling
     kind: Literal["single", "multi"] | None
-    """None: a factory function, whose product tells (`probe.py` builds one to see)."""
+    """None: a factory function, whose product tells (`user_envs.probe_env_kind` builds one to
+    see)."""
 
     @property
     def user_code(self) -> bool:

@@ -17,8 +17,8 @@ the spec adapter:
         `inputs.frames` frames, split by `inputs.obs_split` (required). `multi_agent=None`
         auto-detects a multi-agent env; `agent_ids` limits the conversion to those agents.
 
-Pure-torch networks (no Ray): nets.py, lstm_net.py, masked_mlp_net.py, transformer.py,
-streaming_encoder.py, transformer_lstm_net.py.
+Pure-torch networks (no Ray) are in `rl_platform/nets/`: blocks.py, lstm_net.py, masked_mlp_net.py,
+transformer.py, streaming_encoder.py, transformer_lstm_net.py.
 """
 
 from collections.abc import Callable, Collection, Iterable

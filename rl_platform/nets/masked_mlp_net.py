@@ -3,7 +3,7 @@
 Used by `MaskedMLPModule` (the Ray adapter) and testable without Ray. Same layout as RLlib's
 default PPO model for a Box observation (ray/rllib/algorithms/ppo/ppo_catalog.py): with
 `vf_share_layers: false` the actor and the critic each get their own `hidden` MLP; with
-`true` one trunk feeds both heads. The heads are nets.py's `ActionHead` (orthogonal init,
+`true` one trunk feeds both heads. The heads are blocks.py's `ActionHead` (orthogonal init,
 gain 0.01: a near-uniform initial policy) and `ValueHead` (gain 1.0). Logits of masked
 actions are replaced by `apply_action_mask`, so they are never sampled and get no gradient.
 

@@ -10,8 +10,9 @@ RLlib's and Tune's own account of a failure, with the full traceback, before the
 then `error: env ...`). While `ray_logs_to` is open all of them go to a log file (a run's
 train.log; for the verbs without a run folder, `rlp eval`, `run`, `watch`, `league ...`, the
 user's `notices_log()`) and none reaches the console: what ends a command is said by its own
-line (`cli_errors`), and a lost env runner by the training loop's warning. What Ray's workers
-print and the GCS's notices are not log records: `worker_output.py` sends them here too.
+line (`commands/error_boundary.py`), and a lost env runner by the training loop's warning. What
+Ray's workers print and the GCS's notices are not log records: `worker_output.py` sends them
+here too.
 """
 
 import contextlib

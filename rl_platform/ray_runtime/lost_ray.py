@@ -69,7 +69,7 @@ def _raylet_lost(batch: dict[str, Any]) -> bool:
 
 
 def _end_for_a_lost_raylet(batch: dict[str, Any]) -> None:
-    # Through Ray's own logger: while a run is open (`ray_logs.ray_logs_to`) to its log only.
+    # Through Ray's own logger: while a run is open (`logs.ray_logs_to`) to its log only.
     ray_logger.error("%s", "\n".join(map(str, batch.get("lines") or [])))
     for handler in ray_logger.handlers:
         handler.flush()

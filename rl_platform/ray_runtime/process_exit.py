@@ -8,7 +8,7 @@ console entry point skips both and ends with `os._exit`.
 
 The atexit handlers run as in a normal exit (a user env module's cleanup among them); only
 the module teardown is skipped. Before them, the embedded local Ray stops without waiting for
-each process in turn (`ray_session.stop_local_ray_now`): the raylet, waited for, stops its
+each process in turn (`session.stop_local_ray_now`): the raylet, waited for, stops its
 workers and agents; the other processes get a SIGTERM at once. Ending without that leaves
 Ray's agents running: their parent-death check waits on the dead GCS. A process that joined a
 cluster disconnects with `ray.shutdown` (fast: nothing to stop), so the cluster sees a driver
