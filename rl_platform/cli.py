@@ -144,7 +144,7 @@ def train(
 
     # Paths are shown masked as spec errors are: `--out` or a storage URI may hold a secret.
     secrets = secret_values(loaded.dump())
-    # A TrainingHealthError leaves through `user_errors` with exit code 3.
+    # A TrainingHealthError leaves through `user_errors` with `TRAINING_STOPPED_EXIT`.
     with secrets_masked(secrets):
         result = run_train(loaded, out_dir=out, resume=resume, force=force, dashboard=dashboard)
     run_dir = mask_text(str(result.run_dir), secrets)

@@ -1,4 +1,5 @@
-"""Exception types that the CLI edge turns into clean messages with exit code 2.
+"""Exception types that the CLI edge turns into clean messages with exit code 2, and the exit
+code of a training that stopped.
 
 User errors are raised deep in the library with enough context to be shown as-is; the CLI
 catches `UserError` once and prints it without a traceback.
@@ -36,6 +37,12 @@ class UnsafePathError(UserError):
 
 class IntegrityError(UserError):
     """A stored file does not match the hash recorded for it (tampered or truncated)."""
+
+
+TRAINING_STOPPED_EXIT = 3
+"""How `rlp` exits when training stopped: non-finite losses or weights or a lost Ray process
+(`TrainingHealthError`, at `commands/error_boundary.py`), or a lost raylet
+(`ray_runtime/lost_ray.py`). Declared here because both of those layers import `base/`."""
 
 
 class TrainingHealthError(RuntimeError):

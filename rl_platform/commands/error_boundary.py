@@ -4,8 +4,9 @@ Each Typer command is decorated with `user_errors` where it is defined, so it be
 whether it is registered on the main app, on a sub-app (`rlp jobs`, `rlp league`) or invoked
 directly in tests with `CliRunner`.
 
-Exit codes, all declared here (table in docs/reliability.md): 0 success, `FAILED_EXIT` for a
-command's own "not OK" verdict, `UserError.exit_code` (2) for bad input and for files the OS
+Exit codes (table in docs/reliability.md), all declared here but `TRAINING_STOPPED_EXIT`, which
+is in `base/errors.py` as `ray_runtime/lost_ray.py` exits with it too: 0 success, `FAILED_EXIT`
+for a command's own "not OK" verdict, `UserError.exit_code` (2) for bad input and for files the OS
 refuses (missing, a file where a folder is needed, no permission, disk full),
 `TRAINING_STOPPED_EXIT`, `INTERNAL_ERROR_EXIT` for a bug (one line plus a saved crash report)
 and `INTERRUPTED_EXIT`. A training forced to exit by a signal (rl_platform/run/signals.py)
@@ -24,16 +25,18 @@ from rich.console import Console
 from rich.markup import escape
 from typer.exceptions import TyperException
 
-from rl_platform.base.errors import TrainingHealthError, UserError, user_error_in
+from rl_platform.base.errors import (
+    TRAINING_STOPPED_EXIT,
+    TrainingHealthError,
+    UserError,
+    user_error_in,
+)
 from rl_platform.utils.crash_report import save_crash_report
 from rl_platform.utils.names import shown_path
 from rl_platform.utils.secrets import environment_secrets, mask_text
 
 FAILED_EXIT = 1
 """The command ran and its answer is "not OK": a job that did not succeed, failing doctor checks."""
-TRAINING_STOPPED_EXIT = 3
-"""Training stopped on non-finite losses or weights, or a lost Ray process (`TrainingHealthError`;
-`utils/lost_ray.LOST_RAY_EXIT` for a lost raylet)."""
 INTERNAL_ERROR_EXIT = 70
 """An unexpected exception, i.e. a bug in rl_platform (EX_SOFTWARE in sysexits.h)."""
 INTERRUPTED_EXIT = 130
@@ -119,8 +122,9 @@ def _unexpected(exc: Exception) -> typer.Exit:
 
 def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     """The error boundary of a command: `UserError`s and files the OS refuses are one `error:`
-    line (exit 2), `TrainingHealthError` exits 3, Ctrl+C exits 130, and anything else is a bug:
-    one line naming a saved crash report (exit 70). Never a raw traceback."""
+    line (exit 2), `TrainingHealthError` exits `TRAINING_STOPPED_EXIT` (3), Ctrl+C exits 130,
+    and anything else is a bug: one line naming a saved crash report (exit 70). Never a raw
+    traceback."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:

@@ -5,8 +5,8 @@ its last 20 log lines to the driver, which printed them as ~40 lines of `[state-
 "(raylet) Raylet is terminated ...", and the driver's core worker then ends the process with
 exit 1. `watch_for_a_lost_raylet` catches that message where the driver prints it: Ray's
 lines go to the run's log file (through Ray's logger), the console gets one `error:` line,
-every Ray process this one started is killed, and the process ends with `LOST_RAY_EXIT` (3,
-as a training stopped for a lost env runner; a checkpoint is atomic, so the last complete one
+every Ray process this one started is killed, and the process ends with `TRAINING_STOPPED_EXIT`
+(3, as a training stopped for a lost env runner; a checkpoint is atomic, so the last complete one
 stays `latest`).
 
 `kill_ray_descendants` is also how a stop leaves nothing behind: Ray's agents, whose
@@ -25,8 +25,9 @@ from typing import Any
 import psutil  # bundled with Ray (on the path once `ray` is imported)
 import ray._private.worker as ray_worker
 
+from rl_platform.base.errors import TRAINING_STOPPED_EXIT
+
 ray_logger = logging.getLogger("ray")
-LOST_RAY_EXIT = 3
 _RAYLET_LOST = "Raylet is terminated"
 _RAY_MARKS = ("ray::", "/ray/", "raylet", "gcs_server")
 """How Ray's processes show in a command line: its workers' titles, its package's binaries
@@ -76,7 +77,7 @@ def _end_for_a_lost_raylet(batch: dict[str, Any]) -> None:
     sys.stderr.write(LOST_RAYLET_LINE + "\n")
     sys.stderr.flush()
     kill_ray_descendants()
-    os._exit(LOST_RAY_EXIT)
+    os._exit(TRAINING_STOPPED_EXIT)
 
 
 def _guarded(printer: Callable[..., None]) -> Callable[..., None]:
