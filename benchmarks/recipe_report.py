@@ -32,25 +32,15 @@ from benchmarks.common import machine_line, write_json
 from benchmarks.common.arena import duel_context, duel_policy
 from benchmarks.common.style_arena import CUTS, HISTORY_CUT, ForgetfulPolicy
 from rl_platform.evaluation.arena_games import arena_episodes, game_settings
-from rl_platform.policies import PolicyKind, learned_parts, learned_policy, parse_policy_uri
-from rl_platform.policies.exported import read_exported
+from rl_platform.policies import learned_parts, learned_policy
 
 MODES = ("greedy", "sampled")
 STYLES = ("based", "rusher", "blocker", "zoner", "counter", "constant")
 RESAMPLES = 10_000
 
 
-def policy_parts(uri: str) -> tuple[Any, dict[str, np.ndarray], Any]:
-    """(spec, weights, observation filter) of a `checkpoint://` or `policy://` URI."""
-    parsed = parse_policy_uri(uri)
-    if parsed.kind == PolicyKind.POLICY:
-        found = read_exported(Path(str(parsed.path)).expanduser(), label=uri)
-        return found.spec, found.weights, found.observation_filter
-    return learned_parts(uri)
-
-
 def build_policy(uri: str, *, sample: bool, forgets: tuple[str, ...] | None) -> Any:
-    spec, weights, observation_filter = policy_parts(uri)
+    spec, weights, observation_filter = learned_parts(uri)
     policy_class = None if forgets is None else functools.partial(ForgetfulPolicy, forgets=forgets)
     return learned_policy(
         spec,
@@ -98,7 +88,7 @@ def cell(per_game: np.ndarray) -> dict[str, Any]:
 
 
 def evaluate(args: argparse.Namespace) -> dict[str, Any]:
-    spec, _, _ = policy_parts(args.policy)
+    spec, _, _ = learned_parts(args.policy)
     cut = None if args.no_cut else CUTS.get(spec.model.type, {}).get(HISTORY_CUT)
     settings = game_settings(spec.env.kwargs)
     result: dict[str, Any] = {"policy": args.policy, "games": args.games, "seed": args.seed}

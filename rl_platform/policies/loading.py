@@ -136,12 +136,16 @@ def checkpoint_modules(uri: PolicyURI) -> CheckpointModules:
 
 
 def learned_parts(uri: str) -> tuple[Any, dict[str, np.ndarray], ObservationFilter | None]:
-    """(run spec, module weights, observation filter) of a learned `checkpoint://` policy:
+    """(run spec, module weights, observation filter) of a `checkpoint://` or `policy://` policy:
     everything `learned_policy` needs, to ship to processes that cannot read the run folder."""
     from rl_platform.policies.rebuild import run_dir_of
     from rl_platform.storage.saved_spec import read_saved_spec
 
-    found = checkpoint_modules(parse_policy_uri(uri))
+    parsed = parse_policy_uri(uri)
+    if parsed.kind == PolicyKind.POLICY:  # an exported file carries all three itself
+        exported = read_exported(Path(str(parsed.path)).expanduser(), label=uri)
+        return exported.spec, exported.weights, exported.observation_filter
+    found = checkpoint_modules(parsed)
     if found.module_id not in found.weights:
         raise UserError(f"{uri}: module {found.module_id!r} is not in {found.path}")
     spec = read_saved_spec(run_dir_of(found.path))
