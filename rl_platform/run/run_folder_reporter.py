@@ -81,7 +81,7 @@ class RunFolderReporter:
             restore_rows(run_dir, store, resumed)
         self.sinks = MetricSinks(run_dir, spec, resume_at=start if start.iteration else None)
         self.progress = ProgressLine(spec.name, spec.stop)
-        self.trial = TrialMetrics()
+        self.trial = TrialMetrics(start_env_steps=start.env_steps)
         self.last_checkpoint: Path | None = None
         self.history: list[dict[str, float]] = []
 

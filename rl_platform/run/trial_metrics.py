@@ -6,8 +6,11 @@ from typing import Any
 
 
 class TrialMetrics:
-    def __init__(self) -> None:
+    def __init__(self, *, start_env_steps: int = 0) -> None:
+        """`start_env_steps`: where this process began (a resumed run's checkpoint), so the
+        rate counts only the env steps it trained itself."""
         self.started = time.monotonic()
+        self.start_env_steps = start_env_steps
         self.last_return: float | None = None
         self.best_return: float | None = None
 
@@ -20,13 +23,14 @@ class TrialMetrics:
 
     def summary(self, *, env_steps: int, iterations: int) -> dict[str, Any]:
         wall_s = time.monotonic() - self.started
+        trained = env_steps - self.start_env_steps
         return {
             "frame": env_steps,
             "total_reward_ma": self.last_return,
             "best_total_reward_ma": self.best_return,
             "iterations": iterations,
             "wall_s": round(wall_s, 2),
-            "env_steps_per_s": round(env_steps / wall_s, 1) if wall_s > 0 else None,
+            "env_steps_per_s": round(trained / wall_s, 1) if wall_s > 0 else None,
         }
 
     @staticmethod
