@@ -8,13 +8,11 @@ trains, evaluates or talks to a cluster, the spec schema only where it reads a s
 (docs/training.md, "Start-up"; tests/unit/test_cli_imports.py keeps it so).
 """
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from rl_platform.base.errors import UserError
@@ -29,10 +27,12 @@ from rl_platform.commands.error_boundary import (
 from rl_platform.commands.jobs import jobs_app, submit_command
 from rl_platform.commands.league import league_app
 from rl_platform.commands.options import DashboardOpt, ProfileOpt, SetOpt, VerboseOpt
+from rl_platform.commands.output import JsonOpt, write_json
 from rl_platform.commands.search import search_command
 from rl_platform.multi_seed.selection import parse_seeds
 from rl_platform.storage.layout import RUNS_DIR
 from rl_platform.utils.console_log import show_source_on_console
+from rl_platform.utils.consoles import stderr_console
 
 if TYPE_CHECKING:
     from rl_platform.spec import ExperimentSpec
@@ -46,7 +46,6 @@ app = typer.Typer(
 )
 app.add_typer(jobs_app, name="jobs")
 app.add_typer(league_app, name="league")
-err = Console(stderr=True)
 
 SpecArg = Annotated[Path, typer.Argument(help="Experiment spec YAML file.", show_default=False)]
 
@@ -87,7 +86,9 @@ def validate(
     sys.stdout.write(dump_yaml(mask_secrets(resolved.dump())))
     if node_types is not None:
         for line in fit_warnings(resolved.resources, node_types, source=str(cluster)):
-            err.print(f"[yellow]warning:[/] {escape(line)}", highlight=False, soft_wrap=True)
+            stderr_console.print(
+                f"[yellow]warning:[/] {escape(line)}", highlight=False, soft_wrap=True
+            )
 
 
 @app.command()
@@ -153,18 +154,20 @@ def train(
             f"nothing to train: {run_dir} already reached its stop at iteration "
             f"{result.iterations} ({result.stop_reason}); raise `stop` to train on"
         )
-        err.print(line, highlight=False, markup=False, soft_wrap=True)
+        stderr_console.print(line, highlight=False, markup=False, soft_wrap=True)
         return
-    err.print(f"run folder: {run_dir}", highlight=False, markup=False, soft_wrap=True)
+    stderr_console.print(f"run folder: {run_dir}", highlight=False, markup=False, soft_wrap=True)
     if result.stored_at is not None:
         stored_at = mask_text(result.stored_at, secrets)
-        err.print(f"stored at: {stored_at}", highlight=False, markup=False, soft_wrap=True)
+        stderr_console.print(
+            f"stored at: {stored_at}", highlight=False, markup=False, soft_wrap=True
+        )
     if result.not_stored_at is not None:
         line = (
             f"not stored: the final upload to {mask_text(result.not_stored_at, secrets)} "
             "failed (the warnings above say why); the run is only in its run folder"
         )
-        err.print(line, highlight=False, markup=False, soft_wrap=True)
+        stderr_console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def _train_seeds(spec: "ExperimentSpec", seeds: list[int], *, out: str, dashboard: bool) -> None:
@@ -176,13 +179,13 @@ def _train_seeds(spec: "ExperimentSpec", seeds: list[int], *, out: str, dashboar
         f"seeds folder: {outcome.parent}",
         f"trial_metrics {summary_line(outcome.summary)}",
     ):
-        err.print(line, markup=False, highlight=False, soft_wrap=True)
+        stderr_console.print(line, markup=False, highlight=False, soft_wrap=True)
     for seed, reason in outcome.failed.items():
-        err.print(
+        stderr_console.print(
             f"[bold red]seed {seed} failed:[/] {escape(reason)}", highlight=False, soft_wrap=True
         )
     if outcome.interrupted:
-        err.print(
+        stderr_console.print(
             "[yellow]interrupted[/]: each seed's folder keeps its last checkpoint; continue one "
             "with `rlp train PARENT/seed_N/spec.yaml --resume PARENT/seed_N`",
             highlight=False,
@@ -210,7 +213,9 @@ def export(
         raise UserError(f"--dtype {dtype!r}: expected fp32 or bf16")
     written = export_policy(checkpoint, out, module_id=module, dtype=dtype)
     extra = ", and the observation filter's statistics" if written.filtered else ""
-    err.print(f"wrote {written.path} ({written.module_id}, {written.num_tensors} tensors{extra})")
+    stderr_console.print(
+        f"wrote {written.path} ({written.module_id}, {written.num_tensors} tensors{extra})"
+    )
 
 
 @app.command()
@@ -242,7 +247,7 @@ def pull(
             "the storage, or a run that is training)."
         ),
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Bring finished runs back from storage, every file checked against its sha256."""
     from rl_platform.storage.run_pull import pull_runs
@@ -260,11 +265,11 @@ def pull(
         for run in pulled
     ]
     if as_json:
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        write_json(rows)
         return
     for row in rows:
         state = "" if row["final"] else " (not ended at its last upload)"
-        err.print(
+        stderr_console.print(
             f"pulled {row['source']} -> {row['dest']}: {row['files']} files, "
             f"{row['bytes']:,} bytes, all verified{state}",
             markup=False,
@@ -276,7 +281,7 @@ def pull(
 @app.command()
 @user_errors
 def envs(
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """List rl_platform's own env ids; any Gymnasium id, `package.module:ClassOrFactory` or
     PettingZoo module path works too (docs/envs.md)."""
@@ -284,7 +289,7 @@ def envs(
 
     rows = {env_id: entry.description for env_id, entry in PLATFORM_ENVS.items()}
     if as_json:
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        write_json(rows)
         return
     for env_id, description in rows.items():
         sys.stdout.write(f"{env_id:32s} {description}\n")

@@ -4,8 +4,6 @@ Writes the teacher's episodes in RLlib's offline format for `algo: BC` (docs/bc.
 JSON summary on stdout.
 """
 
-import json
-import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -14,6 +12,7 @@ import typer
 
 from rl_platform.commands.error_boundary import user_errors
 from rl_platform.commands.options import SeedOpt
+from rl_platform.commands.output import write_json
 from rl_platform.utils.names import require_utf8_start
 
 TeacherArg = Annotated[
@@ -43,4 +42,4 @@ def record_command(
     require_utf8_start(out)  # Ray cannot start in a folder, or from a command, not in UTF-8
     ensure_ray()
     summary = record(teacher, env_id=env, episodes=episodes, out=out, seed=seed, parallel=parallel)
-    sys.stdout.write(json.dumps(asdict(summary), indent=2) + "\n")
+    write_json(asdict(summary))

@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from typer.exceptions import TyperException
 
@@ -31,6 +30,7 @@ from rl_platform.base.errors import (
     UserError,
     user_error_in,
 )
+from rl_platform.utils.consoles import stderr_console
 from rl_platform.utils.crash_report import save_crash_report
 from rl_platform.utils.names import shown_path
 from rl_platform.utils.secrets import environment_secrets, mask_text
@@ -41,8 +41,6 @@ INTERNAL_ERROR_EXIT = 70
 """An unexpected exception, i.e. a bug in rl_platform (EX_SOFTWARE in sysexits.h)."""
 INTERRUPTED_EXIT = 130
 """Interrupted by Ctrl+C (128 + SIGINT, the shell's convention), e.g. a search with trials left."""
-# Resolves sys.stderr at print time, so CliRunner's captured stream is honoured.
-_err = Console(stderr=True)
 
 
 def _say(prefix: str, line: str) -> None:
@@ -52,7 +50,9 @@ def _say(prefix: str, line: str) -> None:
     line = shown_path(line)
     try:
         # escape: messages quote user input (ids, paths, `[x]`) that rich must not read as markup
-        _err.print(f"[bold red]{prefix}:[/] {escape(line)}", highlight=False, soft_wrap=True)
+        stderr_console.print(
+            f"[bold red]{prefix}:[/] {escape(line)}", highlight=False, soft_wrap=True
+        )
     except Exception:
         with contextlib.suppress(OSError):
             os.write(2, f"{prefix}: {line}\n".encode("ascii", "backslashreplace"))
@@ -140,7 +140,7 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             raise _fail("error", _os_error_line(exc), code=UserError.exit_code) from None
         except KeyboardInterrupt:
             with contextlib.suppress(Exception):
-                _err.print("interrupted", highlight=False)
+                stderr_console.print("interrupted", highlight=False)
             raise typer.Exit(code=INTERRUPTED_EXIT) from None
         except Exception as exc:
             cause = user_error_in(exc)  # a user's env error, re-raised by RLlib or Ray

@@ -5,7 +5,6 @@ Results go to stdout (a rich table, or one JSON object with `--json`); progress,
 notes go to stderr.
 """
 
-import json
 import sys
 import time
 from contextlib import nullcontext
@@ -13,15 +12,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from rl_platform.commands.error_boundary import FAILED_EXIT, positive_finite, user_errors
 from rl_platform.commands.options import SeedOpt
-from rl_platform.evaluation.progress import episode_progress, status, stderr_console
+from rl_platform.commands.output import JsonOpt, write_json
+from rl_platform.evaluation.progress import episode_progress, status
 from rl_platform.ray_runtime.logs import ray_notices_logged
-
-out_console = Console()
+from rl_platform.utils.consoles import stderr_console, stdout_console
 
 EnvOpt = Annotated[
     str | None,
@@ -31,7 +29,6 @@ EnvOpt = Annotated[
     ),
 ]  # fmt: skip
 EpisodesOpt = Annotated[int, typer.Option("--episodes", "-n", min=1, help="Episodes to play.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 SampleOpt = Annotated[
     bool, typer.Option("--sample", help="Sample actions instead of the greedy (argmax) action.")
 ]
@@ -55,10 +52,6 @@ PolicyArg = Annotated[
     str,
     typer.Argument(help="checkpoint://RUN, scripted://ENV/NAME, league://RUN/ID or random."),
 ]
-
-
-def _write_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
 
 
 def _fmt(value: Any) -> str:
@@ -101,9 +94,9 @@ def eval_command(
             on_games_done=progress.reached,
         )  # fmt: skip
     if as_json:
-        _write_json(result)
+        write_json(result)
         return
-    out_console.print(_table(f"{result['policy']} on {result['env']}", result))
+    stdout_console.print(_table(f"{result['policy']} on {result['env']}", result))
 
 
 @user_errors
@@ -129,14 +122,14 @@ def run_command(
             parallel=parallel, max_steps=max_steps, on_episode=advance,
         )  # fmt: skip
     if as_json:
-        _write_json(result)
+        write_json(result)
         return
     for row in result["policies"]:
         row = dict(row)
         title = f"{row.pop('policy')} on {result['env']} ({result['episodes']} episodes)"
         for other, record in row.pop("vs", {}).items():
             row[f"vs {other}"] = record
-        out_console.print(_table(title, row))
+        stdout_console.print(_table(title, row))
 
 
 def _text_sink(*, paced: bool) -> Any:
@@ -188,7 +181,7 @@ def watch_command(
             sample=sample,
         )  # fmt: skip
     if as_json:
-        _write_json(result)
+        write_json(result)
     video = result["video"]
     if video is not None:
         stderr_console.print(
@@ -241,7 +234,7 @@ def plot_command(
         chosen = parse_reference(reference) if reference else None
         result = plot_runs(runs, metric=metric, out=out, band=band, reference=chosen)  # type: ignore[arg-type]
     if as_json:
-        _write_json(result)
+        write_json(result)
     stderr_console.print(f"wrote {result['out']}", highlight=False)
 
 
@@ -264,7 +257,7 @@ def doctor_command(
     with status("checking"):
         checks = run_checks(skip=frozenset(skip or []))
     if as_json:
-        _write_json([{**c.__dict__, "status": c.status.value} for c in checks])
+        write_json([{**c.__dict__, "status": c.status.value} for c in checks])
     else:
         style = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}
         table = Table(title="rlp doctor", title_justify="left")
@@ -272,7 +265,7 @@ def doctor_command(
             table.add_column(column, overflow="fold")
         for c in checks:
             table.add_row(c.name, f"[{style[c.status]}]{c.status.value}[/]", c.detail, c.fix)
-        out_console.print(table)
+        stdout_console.print(table)
     if strict and any(c.status == Status.FAIL for c in checks):
         raise typer.Exit(code=FAILED_EXIT)
 
@@ -284,9 +277,7 @@ def policies_command(as_json: JsonOpt = False) -> None:
 
     entries = scripted_policies()
     if as_json:
-        _write_json(
-            [{"uri": e.uri, "env": e.env_id, "description": e.description} for e in entries]
-        )
+        write_json([{"uri": e.uri, "env": e.env_id, "description": e.description} for e in entries])
         return
     table = Table(title="scripted policies (also: random, checkpoint://RUN, league://RUN/ID)")
     table.add_column("uri", no_wrap=True)
@@ -294,4 +285,4 @@ def policies_command(as_json: JsonOpt = False) -> None:
     table.add_column("description", overflow="fold")
     for entry in entries:
         table.add_row(entry.uri, entry.env_id, entry.description)
-    out_console.print(table)
+    stdout_console.print(table)

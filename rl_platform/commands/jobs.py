@@ -6,22 +6,22 @@ and so is `submit.py`, whose run manifest (pydantic models) costs ~0.1 s at star
 """
 
 import contextlib
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from rl_platform.commands.error_boundary import FAILED_EXIT, user_errors
 from rl_platform.commands.options import ProfileOpt, SetOpt
+from rl_platform.commands.output import JsonOpt, write_json
 from rl_platform.jobs.client import ADDRESS_ENV_VAR, DEFAULT_ADDRESS, auth_hint, make_client
 from rl_platform.jobs.errors import ClusterAuthError, ClusterUnreachableError, JobNotFoundError
 from rl_platform.jobs.follow import follow_job
 from rl_platform.jobs.runtime_env import RAY_STOP_WAIT_ENV_VAR
+from rl_platform.utils.consoles import stderr_console, stdout_console
 from rl_platform.utils.stop_grace import STOP_GRACE_ENV_VAR
 
 if TYPE_CHECKING:
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 jobs_app = typer.Typer(
     name="jobs", help="List, inspect, follow and stop Ray jobs.", no_args_is_help=True
 )
-# soft_wrap: long lines (ids, commands) are wrapped by the terminal, never split by rich.
-console = Console(stderr=True, soft_wrap=True)
+# Every line here is printed with soft_wrap: long ids and commands are wrapped by the
+# terminal, never split by rich (a split command cannot be copied).
 
 Address = Annotated[
     str,
@@ -133,27 +133,35 @@ def submit_command(
 def _show_submission(submission: "Submission") -> None:
     """The job id on stdout (for scripts), what runs and with which env on stderr."""
     typer.echo(submission.job_id)
-    console.print(f"[bold]submitted[/] {submission.job_id}", highlight=False)
-    console.print(f"  entrypoint: {submission.entrypoint}", markup=False, highlight=False)
-    console.print(
-        f"  env: {submission.shown_runtime_env()['env_vars']}", markup=False, highlight=False
+    stderr_console.print(f"[bold]submitted[/] {submission.job_id}", highlight=False, soft_wrap=True)
+    stderr_console.print(
+        f"  entrypoint: {submission.entrypoint}", markup=False, highlight=False, soft_wrap=True
+    )
+    stderr_console.print(
+        f"  env: {submission.shown_runtime_env()['env_vars']}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
     )
 
 
 def _follow_until_done(client: "JobSubmissionClient", address: str, job_id: str) -> None:
     """Stream the job's logs to its end and exit with its status; Ctrl+C only detaches."""
-    console.print("streaming logs; Ctrl+C detaches, the job keeps running", style="dim")
+    stderr_console.print(
+        "streaming logs; Ctrl+C detaches, the job keeps running", style="dim", soft_wrap=True
+    )
     try:
         with _cluster_errors(address, job_id):
             status = follow_job(client, job_id, on_text=_write_raw)
     except KeyboardInterrupt:
-        console.print(
+        stderr_console.print(
             f"\ndetached; job {job_id} keeps running. Follow it with "
             f"`rlp jobs logs {job_id} --follow`, stop it with `rlp jobs stop {job_id}`.",
             markup=False,
+            soft_wrap=True,
         )
         return
-    console.print(f"job {job_id} {status.value}", markup=False)
+    stderr_console.print(f"job {job_id} {status.value}", markup=False, soft_wrap=True)
     _exit_for(status.value)
 
 
@@ -161,11 +169,9 @@ def _follow_until_done(client: "JobSubmissionClient", address: str, job_id: str)
 @user_errors
 def list_command(
     address: Address = DEFAULT_ADDRESS,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON list on stdout (times in epoch ms).")
-    ] = False,
+    as_json: JsonOpt = False,
 ) -> None:
-    """List the jobs on the cluster, newest first."""
+    """List the jobs on the cluster, newest first (with --json: times in epoch ms)."""
     with _cluster_errors(address):
         jobs = make_client(address).list_jobs()
     rows = [
@@ -180,12 +186,12 @@ def list_command(
         for job in sorted(jobs, key=lambda j: j.start_time or 0, reverse=True)
     ]
     if as_json:
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        write_json(rows)
         return
     table = Table("id", "status", "started", "entrypoint")
     for row in rows:
         table.add_row(row["id"], row["status"], _format_ms(row["start_time"]), row["entrypoint"])
-    Console().print(table)
+    stdout_console.print(table)
 
 
 def _format_ms(epoch_ms: int | None) -> str:
@@ -205,7 +211,7 @@ def status_command(job_id: JobId, address: Address = DEFAULT_ADDRESS) -> None:
         info = make_client(address).get_job_info(job_id)
     typer.echo(info.status.value)
     if info.message:
-        console.print(info.message, markup=False, highlight=False)
+        stderr_console.print(info.message, markup=False, highlight=False, soft_wrap=True)
 
 
 @jobs_app.command("logs")
@@ -227,9 +233,11 @@ def logs_command(
         try:
             status = follow_job(client, job_id, on_text=_write_raw)
         except KeyboardInterrupt:
-            console.print(f"\ndetached; job {job_id} keeps running", markup=False)
+            stderr_console.print(
+                f"\ndetached; job {job_id} keeps running", markup=False, soft_wrap=True
+            )
             return
-    console.print(f"job {job_id} {status.value}", markup=False)
+    stderr_console.print(f"job {job_id} {status.value}", markup=False, soft_wrap=True)
 
 
 @jobs_app.command("stop")
@@ -242,15 +250,18 @@ def stop_command(job_id: JobId, address: Address = DEFAULT_ADDRESS) -> None:
         was_running = client.stop_job(job_id)
         info = client.get_job_info(job_id)
     if not was_running:
-        console.print(f"job {job_id} was not running ({info.status.value})", markup=False)
+        stderr_console.print(
+            f"job {job_id} was not running ({info.status.value})", markup=False, soft_wrap=True
+        )
         return
     env_vars = (info.runtime_env or {}).get("env_vars") or {}
     # Ray's own default when the job was not sent by `rlp submit`.
     wait_s = env_vars.get(RAY_STOP_WAIT_ENV_VAR, "3")
     grace = env_vars.get(STOP_GRACE_ENV_VAR)
     checkpoint = f"has {grace} s to write a final checkpoint; " if grace else ""
-    console.print(
+    stderr_console.print(
         f"stop requested for {job_id}: SIGTERM sent, the training {checkpoint}"
         f"Ray kills what is left after {wait_s} s.",
         markup=False,
+        soft_wrap=True,
     )

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from rl_platform.base.errors import UserError
 from rl_platform.commands.error_boundary import INTERRUPTED_EXIT, user_errors
 from rl_platform.commands.options import DashboardOpt, VerboseOpt
 from rl_platform.utils.console_log import show_source_on_console
+from rl_platform.utils.consoles import stderr_console
 
 # The tuner imports Ray, and the spec schema (which `search.results` and `search.table` import)
 # costs ~0.5 s: `rlp --help` and the other commands must not wait for either.
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from rl_platform.search.tuner import SearchOutcome
     from rl_platform.spec import ExperimentSpec
 
-console = Console(stderr=True)
 
 SpecArg = Annotated[
     Path | None, typer.Argument(help="Spec YAML with a `search:` block.", show_default=False)
@@ -82,7 +81,7 @@ def search_command(
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
     table = LiveTable(
-        console=console,
+        console=stderr_console,
         param_paths=list(loaded.search.params),
         metric=loaded.search.scheduler.metric,
     )
@@ -100,10 +99,10 @@ def search_command(
 def _summary(outcome: "SearchOutcome") -> None:
     from rl_platform.search.results import FINISHED
 
-    console.print(
+    stderr_console.print(
         f"search folder: {outcome.search_dir}", markup=False, highlight=False, soft_wrap=True
     )
-    console.print(
+    stderr_console.print(
         f"results: {outcome.search_dir / 'results.csv'}",
         markup=False,
         highlight=False,
@@ -111,7 +110,7 @@ def _summary(outcome: "SearchOutcome") -> None:
     )
     if outcome.interrupted:
         unfinished = sum(1 for row in outcome.rows if row.status not in FINISHED)
-        console.print(
+        stderr_console.print(
             f"[yellow]interrupted[/]: {unfinished} of {len(outcome.rows)} trials unfinished; "
             f"continue with `rlp search --resume {escape(str(outcome.search_dir))}`",
             highlight=False,
@@ -124,9 +123,9 @@ def _summary(outcome: "SearchOutcome") -> None:
     shown = ", ".join(
         f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in best.params.items()
     )
-    console.print(
+    stderr_console.print(
         f"best: trial {best.trial_id} ({best.metric:.4g}) {shown}", markup=False, highlight=False
     )
-    console.print(
+    stderr_console.print(
         f"train it: rlp train {outcome.best_yaml}", markup=False, highlight=False, soft_wrap=True
     )

@@ -9,7 +9,6 @@ from contextlib import contextmanager
 from typing import Any
 
 from loguru import logger
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -22,8 +21,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-stderr_console = Console(stderr=True)
-
+from rl_platform.utils.consoles import stderr_console
 
 FIRST_LINE_S = 2.0
 """Off a terminal, the first progress line comes this long after the games started (a rate

@@ -71,15 +71,7 @@ class League:
     ) -> None:
         self.spec = spec
         self.pool, saved = LeaguePool.open(storage, max_snapshots=spec.max_snapshots, prune=True)
-        self.matchmaker = Matchmaker(
-            mix=spec.mix_at(0),
-            mix_keys=spec.mix_keys,
-            mode=spec.matchmaking,
-            weighting=spec.pfsp_weighting,
-            p=spec.pfsp_p,
-            mix_pfsp=spec.mix_pfsp,
-            seed=seed,
-        )
+        self.matchmaker = Matchmaker.for_spec(spec, seed=seed)
         self.results = ResultBook(window=spec.win_rate_window)
         self._slots: list[str | None] = [None] * spec.slots
         self._plan: SlotPlan | None = None

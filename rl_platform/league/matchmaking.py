@@ -23,12 +23,13 @@ nothing to play yet plays the live main (a mirror match for main itself).
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from enum import StrEnum
+from typing import Self
 
 import numpy as np
 
 from rl_platform.base.errors import UserError
 from rl_platform.league.members import Member, MemberKind
-from rl_platform.spec.league import SELF_PLAY
+from rl_platform.spec.league import SELF_PLAY, LeagueSpec
 
 UNPLAYED_WIN_PROB = 0.5
 
@@ -138,6 +139,20 @@ class Matchmaker:
             raise UserError(f"mix_pfsp must be in [0, 1], got {mix_pfsp}")
         self.mix_pfsp = mix_pfsp
         self.rng = np.random.default_rng(seed)
+
+    @classmethod
+    def for_spec(cls, spec: LeagueSpec, *, env_steps: int = 0, seed: int | None = 0) -> Self:
+        """The matchmaker a league with `spec` uses, its mix that of `env_steps` (training
+        and `rlp league show` build it here, so they cannot disagree on the mix)."""
+        return cls(
+            mix=spec.mix_at(env_steps),
+            mix_keys=spec.mix_keys,
+            mode=spec.matchmaking,
+            weighting=spec.pfsp_weighting,
+            p=spec.pfsp_p,
+            mix_pfsp=spec.mix_pfsp,
+            seed=seed,
+        )
 
     def set_mix(self, mix: Mapping[str, float]) -> None:
         """The mix of a schedule's current phase (keys must be among `mix_keys`)."""

@@ -6,7 +6,7 @@ import sys
 import time
 
 from loguru import logger
-from rich.console import Console, Group
+from rich.console import Group
 from rich.live import Live
 from rich.progress_bar import ProgressBar
 from rich.table import Table
@@ -15,6 +15,7 @@ from rich.text import Text
 from rl_platform.run.phase_clock import split_summary
 from rl_platform.spec.sections import StopSpec
 from rl_platform.utils.console_log import OFF_CONSOLE, console_log_is_ours
+from rl_platform.utils.consoles import stderr_console
 
 
 def estimate_eta_s(
@@ -69,7 +70,7 @@ class ProgressLine:
         self._live: Live | None = None
         if console_log_is_ours() and sys.stderr.isatty():
             first = _display(Text(f"{name} | starting", style="dim"), None)
-            self._live = Live(first, console=Console(stderr=True), refresh_per_second=2)
+            self._live = Live(first, console=stderr_console, refresh_per_second=2)
             self._live.start()
 
     def update(self, metrics: dict[str, float]) -> None:

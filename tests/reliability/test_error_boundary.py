@@ -16,10 +16,11 @@ from typer.testing import CliRunner
 from rl_platform.base.errors import UserError
 from rl_platform.cli import app
 from rl_platform.commands.error_boundary import INTERNAL_ERROR_EXIT, user_errors
-from rl_platform.commands.league import _check_same_setup
 from rl_platform.league import League, LeagueSpec
+from rl_platform.league.fit import check_same_setup
 from rl_platform.spec import load_spec
 from rl_platform.storage.saved_spec import write_saved_spec
+from rl_platform.tournament.league_edit import source_spec
 from tests.reliability.support import CARTPOLE, REPO
 
 
@@ -167,18 +168,26 @@ def test_a_policy_of_another_env_cannot_join_a_league_without_checkpoints(tmp_pa
     duel = load_spec(REPO / "experiments" / "duel_selfplay.yaml")
     cartpole_run = _run_folder(tmp_path, CARTPOLE)
     with pytest.raises(UserError, match="trained on CartPole-v1; this league plays"):
-        _check_same_setup(cartpole_run / "checkpoints" / "iter_000001", duel)
+        check_same_setup(
+            cartpole_run / "checkpoints" / "iter_000001",
+            source_spec(cartpole_run / "checkpoints" / "iter_000001"),
+            duel,
+        )
 
     other_model = _run_folder(
         tmp_path, REPO / "experiments" / "duel_selfplay.yaml", "model.hidden=[8]"
     )
     with pytest.raises(UserError, match="model"):
-        _check_same_setup(other_model / "checkpoints" / "iter_000001", duel)
+        check_same_setup(
+            other_model / "checkpoints" / "iter_000001",
+            source_spec(other_model / "checkpoints" / "iter_000001"),
+            duel,
+        )
 
     orphan = tmp_path / "copied" / "iter_000001"
     orphan.mkdir(parents=True)
     with pytest.raises(UserError, match="cannot check that it fits"):
-        _check_same_setup(orphan, duel)
+        check_same_setup(orphan, source_spec(orphan), duel)
 
 
 @pytest.mark.parametrize(

@@ -121,7 +121,7 @@ def test_a_console_that_cannot_print_the_line_gets_it_as_ascii_on_fd_2(monkeypat
     def broken_print(*args, **kwargs) -> None:
         raise UnicodeEncodeError("ascii", NOT_UTF8, 5, 6, "ordinal not in range(128)")
 
-    monkeypatch.setattr(error_boundary._err, "print", broken_print)
+    monkeypatch.setattr(error_boundary.stderr_console, "print", broken_print)
     result = CliRunner().invoke(
         _exploding_app(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), NOT_UTF8)), ["explode"]
     )

@@ -1,0 +1,9 @@
+"""The two consoles everything the `rlp` commands print goes through: the result on stdout,
+everything else (progress, spinners, notices, errors) on stderr, so that
+`rlp eval ... --json | jq` reads the result alone. Each resolves `sys.stdout`/`sys.stderr` when
+it prints, so a redirected or captured stream is followed."""
+
+from rich.console import Console
+
+stdout_console = Console()
+stderr_console = Console(stderr=True)
