@@ -38,16 +38,17 @@ from rl_platform.env_runner.bc_rows import BC_COLUMNS, BCRows
 from rl_platform.env_runner.device_acting import SeatActing
 from rl_platform.env_runner.episodes import cut_episodes
 from rl_platform.env_runner.game_loop import GameLoop
+from rl_platform.env_runner.sample_state import SampleState
 from rl_platform.envs.vector_game import VectorGame
 from rl_platform.league import routing
 from rl_platform.sampling.game_stats import GameStats
 from rl_platform.sampling.model_inputs import model_inputs_for
 from rl_platform.sampling.overlap import RolloutInFlight
-from rl_platform.sampling.rollout import Carry, RolloutArrays
+from rl_platform.sampling.rollout import RolloutArrays
 from rl_platform.sampling.rollout_batch import RolloutBatch, rollout_batches
 from rl_platform.sampling.runner_settings import VectorRunnerSettings
 from rl_platform.sampling.seat_plan import SeatPlan
-from rl_platform.sampling.seat_states import ChunkPositions
+from rl_platform.sampling.seat_states import ChunkPositions, SeatStates
 
 
 class VectorEnvRunner(GameLoop, MultiAgentEnvRunner):
@@ -69,8 +70,7 @@ class VectorEnvRunner(GameLoop, MultiAgentEnvRunner):
         act = {aid: self.game.action_space for aid in self.agent_ids}
         spaces = (gym.spaces.Dict(obs), gym.spaces.Dict(act))
         self.spaces = {"__env__": spaces, "__env_single__": spaces}
-        self._needs_initial_reset = True
-        self._carry: Carry | None = None
+        self._sample_state: SampleState | None = None  # None: every game starts anew first
         self._inflight = RolloutInFlight()
 
     def make_module(self) -> None:
@@ -126,7 +126,7 @@ class VectorEnvRunner(GameLoop, MultiAgentEnvRunner):
         rl_platform/env_runner/shared_modules.py): new games, acting prepared again."""
         self.wait_for_rollout()
         self._seat_acting = None
-        self._needs_initial_reset = True
+        self._sample_state = None
 
     def set_state(self, state: Any) -> None:
         self.wait_for_rollout()
@@ -160,7 +160,7 @@ class VectorEnvRunner(GameLoop, MultiAgentEnvRunner):
             if explore and self._settings().overlap and not force_reset:
                 return self._overlapped(steps)
             self.wait_for_rollout()
-            if force_reset or self._needs_initial_reset:
+            if force_reset or self._sample_state is None:
                 self._reset_all()
             return self._training_sample(steps, self.metrics, explore=explore)
 
@@ -169,7 +169,7 @@ class VectorEnvRunner(GameLoop, MultiAgentEnvRunner):
         the next one starts on the worker thread before this returns."""
         ready = self._inflight.take(self.metrics)
         if ready is None:
-            if self._needs_initial_reset:
+            if self._sample_state is None:
                 self._reset_all()
             ready = self._training_sample(steps, self.metrics, explore=True)
         self._inflight.start(lambda log: self._training_sample(steps, log, explore=True))
@@ -178,59 +178,70 @@ class VectorEnvRunner(GameLoop, MultiAgentEnvRunner):
     def _training_sample(self, steps: int, logger: Any, *, explore: bool) -> list[Any]:
         """`steps` steps of every game for the learner: rollout batches for the array
         learner, else episodes; metrics go to `logger`."""
+        state = self._state()
         if explore and self._settings().array_learner:
-            return self._rollout_batches(steps, logger)
-        return self._rollout(steps, logger, explore=explore)
+            return self._rollout_batches(state, steps, logger)
+        return self._rollout(state, steps, logger, explore=explore)
+
+    def _state(self) -> SampleState:
+        if self._sample_state is None:
+            raise RuntimeError("the array runner sampled before its games were reset")
+        return self._sample_state
 
     def _sample_games(self, num_games: int, *, explore: bool) -> list[Any]:
         """Complete games only: reset everything, play until `num_games` have ended."""
-        self._reset_all()
+        state = self._reset_all()
         finished: list[Any] = []
         done = 0
         while done < num_games:
-            episodes = self._rollout(max(1, self._steps_hint()), self.metrics, explore=explore)
+            steps = max(1, self._steps_hint())
+            episodes = self._rollout(state, steps, self.metrics, explore=explore)
             finished += [e for e in episodes if e.is_done]
             done = len({e.multi_agent_episode_id.rsplit("-", 1)[0] for e in finished})
-        self._needs_initial_reset = True
+        self._sample_state = None
         return finished
 
     def _steps_hint(self) -> int:
         return int(getattr(self.game, "max_steps", 0) or 64)
 
-    def _reset_all(self) -> None:
+    def _reset_all(self) -> SampleState:
+        """Every game reset, its seats drawn from the league's plan: a new `SampleState`."""
         game, settings = self.game, self._settings()
         start = game.reset(seed=SeedTree(settings.seed).runner(self.worker_index or 0))
-        self._obs, self._acting = start.obs, start.acting
-        self._inputs = model_inputs_for(settings.history, hidden=settings.hidden)
-        self._model_obs = self._inputs.start(self._obs, self._acting)
-        self._module_ids = tuple(self.module.keys())
-        self._main = trained_module_in(self._module_ids, fallback_to_first=True)
+        inputs = model_inputs_for(settings.history, hidden=settings.hidden)
+        module_ids = tuple(self.module.keys())
+        main = trained_module_in(module_ids, fallback_to_first=True)
         module_actions.eval_mode(self.module)
-        self._states = self._seat_states()
-        self._trained = module_actions.trained_modules(
-            self.module, self._module_ids, self.config.policies_to_train
+        seats = SeatPlan.mirror(
+            module_ids=module_ids, main=main, num_games=game.num_games, num_seats=game.num_seats
         )
-        self._seats = SeatPlan.mirror(
-            module_ids=self._module_ids,
-            main=self._main,
-            num_games=game.num_games,
-            num_seats=game.num_seats,
+        seats.draw(np.arange(game.num_games), self._plan(), main=main)
+        self._sample_state = SampleState(
+            obs=start.obs,
+            acting=start.acting,
+            inputs=inputs,
+            model_obs=inputs.start(start.obs, start.acting),
+            module_ids=module_ids,
+            main=main,
+            trained=module_actions.trained_modules(
+                self.module, module_ids, self.config.policies_to_train
+            ),
+            states=self._seat_states(module_ids, main),
+            seats=seats,
+            uids=np.arange(game.num_games, dtype=np.int64),
+            next_uid=game.num_games,
+            seat_t=np.zeros((game.num_games, game.num_seats), np.int64),
+            stats=GameStats(
+                num_games=game.num_games,
+                num_seats=game.num_seats,
+                components=game.reward_components,
+            ),
+            bc=BCRows.find(self._env_to_module, num_games=game.num_games),
+            tag=uuid.uuid4().hex[:8],
         )
-        self._seats.draw(np.arange(game.num_games), self._plan(), main=self._main)
-        self._uids = np.arange(game.num_games, dtype=np.int64)
-        self._next_uid = game.num_games
-        self._seat_t = np.zeros((game.num_games, game.num_seats), np.int64)
-        self._stats = GameStats(
-            num_games=game.num_games,
-            num_seats=game.num_seats,
-            components=game.reward_components,
-        )
-        self._bc = BCRows.find(self._env_to_module, num_games=game.num_games)
-        self._tag = uuid.uuid4().hex[:8]
-        self._carry = None
-        self._needs_initial_reset = False
+        return self._sample_state
 
-    def _seat_states(self) -> Any:
+    def _seat_states(self, module_ids: tuple[str, ...], main: str) -> SeatStates | None:
         """The seats' recurrent states (None for stateless modules) from the runner's
         `SeatActing`, restarted; kept across resets so that captured graphs stay valid."""
         game, settings = self.game, self._settings()
@@ -241,11 +252,11 @@ class VectorEnvRunner(GameLoop, MultiAgentEnvRunner):
                 device=settings.acting_device,
                 graphs=settings.cuda_graphs,
             )
-        modules = {module_id: self.module[module_id] for module_id in self._module_ids}
-        states = self._seat_acting.prepare(modules, main=self._main)
+        modules = {module_id: self.module[module_id] for module_id in module_ids}
+        states = self._seat_acting.prepare(modules, main=main)
         if states is not None:
             self._positions = ChunkPositions(
-                max_seq_len=int(self.module[self._main].model_config["max_seq_len"]),
+                max_seq_len=int(self.module[main].model_config["max_seq_len"]),
                 num_games=game.num_games,
                 num_seats=game.num_seats,
             )
@@ -257,42 +268,42 @@ class VectorEnvRunner(GameLoop, MultiAgentEnvRunner):
             return None
         return routing.current_plan()
 
-    def _rollout(self, steps: int, logger: Any, *, explore: bool) -> list[Any]:
-        return self._build_episodes(self._play(steps, logger, explore=explore))
+    def _rollout(self, state: SampleState, steps: int, logger: Any, *, explore: bool) -> list[Any]:
+        return self._build_episodes(state, self._play(state, steps, logger, explore=explore))
 
-    def _rollout_batches(self, steps: int, logger: Any) -> list[RolloutBatch]:
+    def _rollout_batches(self, state: SampleState, steps: int, logger: Any) -> list[RolloutBatch]:
         """One `RolloutBatch` per trained module, for the array learner (no episodes)."""
         starts: list[dict[str, torch.Tensor]] = []
-        arrays = self._play(steps, logger, explore=True, sequence_starts=starts)
-        trained = [(i, m) for i, m in enumerate(self._module_ids) if m in self._trained]
+        arrays = self._play(state, steps, logger, explore=True, sequence_starts=starts)
+        trained = [(i, m) for i, m in enumerate(state.module_ids) if m in state.trained]
         return rollout_batches(
             arrays,
             trained=trained,
-            last_obs=self._model_obs,
+            last_obs=state.model_obs,
             keys=(Columns.ACTION_LOGP, Columns.ACTION_DIST_INPUTS),
             env_steps=steps * self.num_envs,
             starts=starts,
-            seq_len=self._seq_len(),
-            columns={self._bc.module_id: BC_COLUMNS} if self._bc is not None else None,
+            seq_len=self._seq_len(state),
+            columns={state.bc.module_id: BC_COLUMNS} if state.bc is not None else None,
         )
 
-    def _seq_len(self) -> int:
+    def _seq_len(self, state: SampleState) -> int:
         """The trained module's `max_seq_len` (0 for stateless modules)."""
-        if self._states is None:
+        if state.states is None:
             return 0
-        return int(self.module[self._main].model_config["max_seq_len"])
+        return int(self.module[state.main].model_config["max_seq_len"])
 
-    def _build_episodes(self, arrays: RolloutArrays) -> list[Any]:
+    def _build_episodes(self, state: SampleState, arrays: RolloutArrays) -> list[Any]:
         cut = cut_episodes(
             arrays,
-            acting=self._acting,
-            current_obs=self._model_obs,
-            seat_t=self._seat_t,
-            states=self._states,
-            tag=self._tag,
+            acting=state.acting,
+            current_obs=state.model_obs,
+            seat_t=state.seat_t,
+            states=state.states,
+            tag=state.tag,
             agent_ids=self.agent_ids,
-            module_ids=self._module_ids,
+            module_ids=state.module_ids,
             spaces=(self.game.observation_space, self.game.action_space),
         )
-        self._carry = cut.carry
+        state.carry = cut.carry
         return cut.episodes

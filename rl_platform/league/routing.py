@@ -60,23 +60,41 @@ def current_plan() -> RunnerPlan | None:
     return _CURRENT
 
 
-def _draw_pairing(first_agent: Any) -> dict[str, Any]:
+@dataclass
+class Pairing:
+    """One game's draw, kept in `episode.custom_data[PAIRING_KEY]` (a plain dataclass: RLlib
+    deep-copies it into every chunk and pickles it to the driver)."""
+
+    learner: str
+    """The learner's module id."""
+    learner_agent: Any
+    """The agent the learner controls; None until the second agent's mapping call, when the
+    first agent got the opponent."""
+    member: str | None
+    """The opponent's league member id; None for the mirror match of a runner without a plan
+    (never recorded)."""
+    module: str
+    """The module id that plays the opponent (a slot's, a scripted one's, or a learner's)."""
+    version: int
+    """The plan version it was drawn from (-1: no plan)."""
+
+
+def _draw_pairing(first_agent: Any) -> Pairing:
     runner = _CURRENT
     if runner is None:
         # No plan yet (e.g. a just-restarted env runner): mirror match, never recorded.
-        return {"learner": FALLBACK_MODULE, "learner_agent": first_agent, "member": None,
-                "module": FALLBACK_MODULE, "version": -1}  # fmt: skip
+        return Pairing(FALLBACK_MODULE, first_agent, None, FALLBACK_MODULE, -1)
     learners = sorted(runner.plan.opponents)
     learner = learners[int(runner.rng.integers(len(learners)))]
     choice = sample_opponent(runner.plan, learner, rng=runner.rng)
     learner_first = bool(runner.rng.integers(2))
-    return {
-        "learner": learner,
-        "learner_agent": first_agent if learner_first else None,
-        "member": choice.member_id,
-        "module": choice.module_id,
-        "version": runner.version,
-    }
+    return Pairing(
+        learner=learner,
+        learner_agent=first_agent if learner_first else None,
+        member=choice.member_id,
+        module=choice.module_id,
+        version=runner.version,
+    )
 
 
 def league_mapping_fn(agent_id: Any, episode: Any, **kwargs: Any) -> str:
@@ -90,29 +108,27 @@ def league_mapping_fn(agent_id: Any, episode: Any, **kwargs: Any) -> str:
     pairing = custom_data.get(PAIRING_KEY)
     if pairing is None:
         pairing = custom_data[PAIRING_KEY] = _draw_pairing(agent_id)
-        if pairing["learner_agent"] == agent_id:
-            return pairing["learner"]
-        return pairing["module"]
-    if pairing["learner_agent"] is None:
+        return pairing.learner if pairing.learner_agent == agent_id else pairing.module
+    if pairing.learner_agent is None:
         # The first agent got the opponent, so this (second) agent is the learner.
-        pairing["learner_agent"] = agent_id
-    return pairing["learner"] if pairing["learner_agent"] == agent_id else pairing["module"]
+        pairing.learner_agent = agent_id
+    return pairing.learner if pairing.learner_agent == agent_id else pairing.module
 
 
-def pairing_of(episode: Any) -> dict[str, Any] | None:
+def pairing_of(episode: Any) -> Pairing | None:
     return episode.custom_data.get(PAIRING_KEY)
 
 
-def is_stale(pairing: Mapping[str, Any]) -> bool:
+def is_stale(pairing: Pairing) -> bool:
     """True if the pairing's opponent slot now holds another member (weights swapped mid-game)."""
     runner = _CURRENT
-    if pairing["member"] is None or runner is None:
+    if pairing.member is None or runner is None:
         return True
-    if pairing["version"] == runner.version:
+    if pairing.version == runner.version:
         return False
-    slot = slot_for_module_id(pairing["module"])
+    slot = slot_for_module_id(pairing.module)
     return slot is not None and (
-        slot >= len(runner.plan.slots) or runner.plan.slots[slot] != pairing["member"]
+        slot >= len(runner.plan.slots) or runner.plan.slots[slot] != pairing.member
     )
 
 

@@ -16,7 +16,7 @@ real steps only.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import torch
@@ -72,11 +72,8 @@ class FlatBatch:
         def take(value: Any) -> Any:
             return map_tensors(lambda t: t.index_select(0, index), value)
 
-        names = ("obs", "actions", "logp", "logits", "advantages", "value_targets")
-        return FlatBatch(**{name: take(getattr(self, name)) for name in (*names, *_OPTIONAL)})
-
-
-_OPTIONAL = ("valid", "resets", "state_in", "behaviour_weights", "teacher_actions", "bc_mode")
+        # Every field is row-indexed (tensors, dicts of them or None): a new one is taken too.
+        return FlatBatch(**{f.name: take(getattr(self, f.name)) for f in fields(self)})
 
 
 @torch.no_grad()

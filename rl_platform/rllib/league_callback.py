@@ -158,7 +158,7 @@ class LeagueCallback(RLlibCallback):
             metrics_logger.log_value(routing.DROPPED_KEY, 1, reduce="sum")
             return
         outcome = _episode_outcome(episode, pairing, prev_episode_chunks or [])
-        key = (routing.GAMES_KEY, pairing["learner"], pairing["member"], outcome.value)
+        key = (routing.GAMES_KEY, pairing.learner, pairing.member, outcome.value)
         metrics_logger.log_value(key, 1, reduce="sum")
 
     # ----- driver ----------------------------------------------------------------------------
@@ -292,8 +292,8 @@ def _agent_return(episodes: Iterable[Any], agent_id: Any) -> float:
     return total
 
 
-def _episode_outcome(episode: Any, pairing: Mapping[str, Any], chunks: list[Any]) -> Outcome:
-    learner_agent = pairing["learner_agent"]
+def _episode_outcome(episode: Any, pairing: routing.Pairing, chunks: list[Any]) -> Outcome:
+    learner_agent = pairing.learner_agent
     others = [aid for aid in episode.agent_episodes if aid != learner_agent]
     learner_episode = episode.agent_episodes.get(learner_agent)
     info = learner_episode.get_infos(-1) if learner_episode is not None else None

@@ -108,15 +108,17 @@ class GameStats:
         if seat < 0 or member == NO_MEMBER:
             return
         opponent_seat = next(p for p in range(seats.module_of.shape[1]) if p != seat)
-        pairing = {
-            "member": member,
-            "version": int(seats.plan_version[game]),
-            "module": seats.module_ids[int(seats.module_of[game, opponent_seat])],
-        }
+        learner = seats.module_ids[int(seats.module_of[game, seat])]
+        pairing = routing.Pairing(
+            learner=learner,
+            learner_agent=seat,
+            member=member,
+            module=seats.module_ids[int(seats.module_of[game, opponent_seat])],
+            version=int(seats.plan_version[game]),
+        )
         if routing.is_stale(pairing):
             logger.log_value(routing.DROPPED_KEY, 1, reduce="sum")
             return
-        learner = seats.module_ids[int(seats.module_of[game, seat])]
         outcome = outcome_of(winner, seat)
         logger.log_value((routing.GAMES_KEY, learner, member, outcome.value), 1, reduce="sum")
 

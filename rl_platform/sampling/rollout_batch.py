@@ -16,7 +16,7 @@ has to satisfy to travel RLlib's PPO `training_step`.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,10 @@ def _seat_rows(array: np.ndarray) -> torch.Tensor:
 def _per_seat(array: np.ndarray, num_seats: int) -> torch.Tensor:
     """`[T, N]` per-game flags -> `[T, N * P]`, one per seat row."""
     return torch.from_numpy(np.repeat(array, num_seats, axis=1))
+
+
+_SCALARS = frozenset({"module_id", "num_env_steps", "seq_len"})
+"""`RolloutBatch`'s fields that hold no tensor; `to` moves every other one."""
 
 
 @dataclass
@@ -99,9 +103,10 @@ class RolloutBatch:
         def move(value: Any) -> Any:
             return map_tensors(lambda t: t.to(device), value)
 
-        tensor_fields = ("obs", "last_obs", "final_obs", "actions", "logp", "logits", "state_in")
-        flags = ("rewards", "terminated", "ended", "valid", "columns")
-        return replace(self, **{name: move(getattr(self, name)) for name in tensor_fields + flags})
+        moved = {
+            f.name: move(getattr(self, f.name)) for f in fields(self) if f.name not in _SCALARS
+        }
+        return replace(self, **moved)
 
 
 def rollout_batch(

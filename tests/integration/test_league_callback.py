@@ -228,17 +228,33 @@ def test_mapping_pairs_each_episode_once_with_fair_seats(monkeypatch) -> None:
         assert sorted(modules.values()).count("main") == 1
         assert routing.league_mapping_fn(agents[0], episode) == modules[agents[0]]  # stable
         pairing = routing.pairing_of(episode)
-        main_seats.append(pairing["learner_agent"])
-        opponents.append(pairing["module"])
-        assert modules[pairing["learner_agent"]] == "main"
+        main_seats.append(pairing.learner_agent)
+        opponents.append(pairing.module)
+        assert modules[pairing.learner_agent] == "main"
     assert 0.4 < main_seats.count("player_0") / 400 < 0.6
     assert 0.4 < opponents.count("opponent_0") / 400 < 0.6
     assert routing.league_mapping_fn("player_0", None) == "main"  # space inference probe
 
 
+def test_a_pairing_survives_the_copies_rllib_makes(monkeypatch) -> None:
+    """RLlib deep-copies custom_data into every chunk and pickles episodes to the driver."""
+    import copy
+    import pickle
+
+    clear_runner_plan(monkeypatch)
+    routing.install_plan(_plan("main_v1"), version=1, seed=0, worker_index=1)
+    episode = _Episode()
+    routing.league_mapping_fn("player_0", episode)
+    routing.league_mapping_fn("player_1", episode)
+    pairing = routing.pairing_of(episode)
+    assert pairing is not None and pairing.learner == "main"
+    assert pairing.learner_agent in ("player_0", "player_1")
+    assert copy.deepcopy(pairing) == pickle.loads(pickle.dumps(pairing)) == pairing
+
+
 def test_games_whose_slot_was_swapped_mid_game_are_stale(monkeypatch) -> None:
-    slot_game = {"member": "main_v1", "module": "opponent_0", "version": 1}
-    scripted_game = {"member": "based", "module": "scripted_based", "version": 1}
+    slot_game = routing.Pairing("main", "player_0", "main_v1", "opponent_0", version=1)
+    scripted_game = routing.Pairing("main", "player_0", "based", "scripted_based", version=1)
     clear_runner_plan(monkeypatch)
     routing.install_plan(_plan("main_v1"), version=2, seed=0, worker_index=0)
     assert not routing.is_stale(slot_game)  # new plan, same member in the slot

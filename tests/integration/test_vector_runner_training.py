@@ -52,9 +52,12 @@ def test_recurrent_chunks_continue_from_the_state_the_runner_used(ray_local, tmp
         seats = runner.game.num_seats
         held = {  # the state each seat moves on with after the first call
             (str(uid), agent): {
-                k: v[0] for k, v in runner._states.read(np.array([game * seats + seat])).items()
+                k: v[0]
+                for k, v in runner._sample_state.states.read(
+                    np.array([game * seats + seat])
+                ).items()
             }
-            for game, uid in enumerate(runner._uids.tolist())
+            for game, uid in enumerate(runner._sample_state.uids.tolist())
             for seat, agent in enumerate(runner.agent_ids)
         }
         second = _by_seat(runner.sample(num_timesteps=4 * 10, explore=True))

@@ -46,3 +46,38 @@ def test_one_batch_is_itself_and_no_truncation_keeps_none() -> None:
     assert joined([a]) is a
     both = joined([a, _batch(1, fill=3.0, truncated=False, states=False)])
     assert both.final_obs is None and both.state_in is None
+
+
+def _tensors_of(value: object) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    return list(value.values()) if isinstance(value, dict) else []
+
+
+def test_to_moves_every_tensor_field() -> None:
+    """`to` derives its fields from the dataclass: a field added later moves too."""
+    from dataclasses import fields
+
+    batch = _batch(2, fill=1.0, truncated=True, states=True)
+    batch.columns = {"teacher_actions": torch.zeros(3, 2)}
+    moved = batch.to("meta")
+    for f in fields(RolloutBatch):
+        for tensor in _tensors_of(getattr(moved, f.name)):
+            assert tensor.device.type == "meta", f.name
+    assert (moved.module_id, moved.num_env_steps, moved.seq_len) == ("main", 6, 3)
+
+
+def test_flat_batch_rows_take_every_field() -> None:
+    from dataclasses import fields
+
+    from rl_platform.learners.flat_batch import FlatBatch
+
+    def column(width: int = 0) -> torch.Tensor:
+        return torch.arange(4.0)[:, None].expand(4, width) if width else torch.arange(4.0)
+
+    batch = FlatBatch(**{f.name: column() for f in fields(FlatBatch)})
+    batch.obs, batch.state_in = {"obs": column(3)}, {"h": column(5)}
+    picked = batch.rows(torch.tensor([3, 1]))
+    for f in fields(FlatBatch):
+        for tensor in _tensors_of(getattr(picked, f.name)):
+            assert (tensor if tensor.dim() == 1 else tensor[:, 0]).tolist() == [3.0, 1.0], f.name
