@@ -6,6 +6,10 @@ A module that returns "opponent_prediction" from `forward_train` (transformer_ls
 (`opponent_action` > 0) adds that weight x `opponent_action_loss` against the runner's
 "opponent_actions" column, logged as `loss/opponent_action` and
 `train/opponent_action_accuracy`.
+
+`clip_frac` and `approx_kl` come from the function `ppo_loss` also uses
+(rl_platform/losses/ppo_diagnostics.py), under the result keys of `PPO_QUANTITIES`
+(rl_platform/base/metric_keys.py) that the array learner logs too.
 """
 
 from typing import Any
