@@ -14,6 +14,10 @@ The clip is RLlib's `grad_clip_by: global_norm`, the one `fused_clip_gradients` 
 RLlib's path (`clip_by_global_norm`); the learning rate and the entropy coefficient are device
 tensors, read from RLlib's schedules when the step is made and copied in place into a captured
 step's (`take_schedules`).
+
+The step computes PPO (and BC's term) only; it never calls `compute_loss_for_module`, so a term
+a learner adds there is not served here, and a spec with one learns on RLlib's path
+(rl_platform/spec/learner_choice.py).
 """
 
 from dataclasses import dataclass
