@@ -19,6 +19,11 @@ reads the module's parameters where they live, so weights loaded in place (RLlib
 `set_state`, the league's slot reloads) take effect at the next replay; a module whose
 parameters moved (a new module object) is captured again.
 
+The side-stream warm-up, the capacity and the give-up are rl_platform/utils/cuda_graphs.py's,
+which the array learner's captured update step uses too: a module whose step cannot be
+captured acts eagerly from then on (one warning in the log), and an out-of-memory error inside
+the capture propagates to the run's message.
+
 On the CPU, and wherever `graphs=False`, the same function runs eagerly over the exact rows:
 the same computation as the per-module numpy path it replaced (tests/acting_support.py keeps
 that path as the reference; tests/integration/test_device_acting.py).
@@ -31,16 +36,18 @@ from typing import Any
 import numpy as np
 import torch
 import tree
-from loguru import logger
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.distribution.torch.torch_distribution import TorchCategorical
 
 from rl_platform.env_runner.module_actions import PolicyOutput
 from rl_platform.envs.vector_game import Observations
 from rl_platform.sampling.seat_states import SeatStates
+from rl_platform.utils.cuda_graphs import GraphCapture, capacity
 
 MIN_CAPACITY = 8
 """Smallest padded batch a graph is captured for (fewer graphs for tiny batches)."""
+WARMUP = 2
+"""Calls on a side stream before each capture (lazy initializations happen there)."""
 
 
 class ActingBuffers:
@@ -125,8 +132,12 @@ class ModuleActing:
 
     def __init__(self, module: Any, buffers: ActingBuffers, *, graphs: bool, pool: Any = None):
         self.module, self.buffers = module, buffers
-        self.graphs = graphs and buffers.device.type == "cuda"
-        self.pool = pool
+        self.graphs = GraphCapture(
+            f"the acting step of {type(module).__name__}",
+            enabled=graphs and buffers.device.type == "cuda",
+            warmup=WARMUP,
+            pool=pool,
+        )
         self._captured: dict[tuple[int, bool], _Graph] = {}
         self._params = self._param_pointers()
         categorical = module.get_exploration_action_dist_cls() is TorchCategorical
@@ -141,7 +152,7 @@ class ModuleActing:
 
     def act(self, rows: np.ndarray, *, explore: bool) -> PolicyOutput:
         """Actions, logits and log-probabilities of flat rows `rows`; states advance."""
-        packed = self._replay(rows, explore=explore) if self.graphs else None
+        packed = self._replay(rows, explore=explore) if self.graphs.enabled else None
         if packed is None:
             index = torch.as_tensor(rows, device=self.buffers.device)
             with torch.no_grad():
@@ -159,43 +170,33 @@ class ModuleActing:
         if self._params != self._param_pointers():  # a new module object: capture anew
             self._captured.clear()
             self._params = self._param_pointers()
-        capacity = max(MIN_CAPACITY, 1 << max(0, len(rows) - 1).bit_length())
-        key = (capacity, explore)
+        key = (capacity(len(rows), minimum=MIN_CAPACITY), explore)
         graph = self._captured.get(key)
         if graph is None:
-            try:
-                graph = self._captured[key] = self._capture(capacity, explore=explore)
-            except RuntimeError as exc:
-                logger.warning(
-                    "{} acts without CUDA graphs: capturing its step failed ({})",
-                    type(self.module).__name__,
-                    str(exc).strip().splitlines()[0][:200] if str(exc).strip() else "?",
-                )
-                self.graphs = False
+            graph = self._capture(key[0], explore=explore)
+            if graph is None:
                 torch.cuda.synchronize(self.buffers.device)
                 return None
+            self._captured[key] = graph
         graph.host_index.fill_(self.buffers.trash)
         graph.host_index[: len(rows)] = torch.from_numpy(np.asarray(rows, np.int64))
         graph.index.copy_(graph.host_index, non_blocking=True)
         graph.graph.replay()
         return graph.out[: len(rows)].cpu()
 
-    def _capture(self, capacity: int, *, explore: bool) -> _Graph:
+    def _capture(self, rows: int, *, explore: bool) -> _Graph | None:
         device = self.buffers.device
-        index = torch.full((capacity,), self.buffers.trash, dtype=torch.int64, device=device)
-        side = torch.cuda.Stream(device)
-        side.wait_stream(torch.cuda.current_stream(device))
-        with torch.no_grad(), torch.cuda.stream(side):  # warm-up: lazy inits outside the graph
-            for _ in range(2):
-                act_rows(self.module, self.buffers, index, explore=explore)
-        torch.cuda.current_stream(device).wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.no_grad(), torch.cuda.graph(graph, pool=self.pool):
-            out = act_rows(self.module, self.buffers, index, explore=explore)
-        logger.debug(
-            "captured the acting step of {} for {} rows", type(self.module).__name__, capacity
-        )
-        host_index = torch.empty(capacity, dtype=torch.int64).pin_memory()
+        index = torch.full((rows,), self.buffers.trash, dtype=torch.int64, device=device)
+
+        def step() -> torch.Tensor:
+            with torch.no_grad():
+                return act_rows(self.module, self.buffers, index, explore=explore)
+
+        recorded = self.graphs.record(step, device=device, rows=rows)
+        if recorded is None:
+            return None
+        graph, out = recorded
+        host_index = torch.empty(rows, dtype=torch.int64).pin_memory()
         return _Graph(graph=graph, index=index, host_index=host_index, out=out)
 
 

@@ -13,10 +13,10 @@ it, `[T, R]` tensors, and on the learner's device:
    `forward_train`, the PPO terms (rl_platform/losses/ppo.py), backward, global-norm clip,
    Adam on device state with the step refused on the device when the gradients are not finite
    (rl_platform/learners/device_adam.py), metrics summed into one device tensor;
-4. the sums read once and logged under RLlib's own result keys (means over the minibatches;
-   the KL as RLlib logs it, the last minibatch's, since RLlib's `after_gradient_based_update`
-   adapts the KL coefficient to that value), then that method (learning-rate and entropy
-   schedules, KL coefficient).
+4. the sums read once and logged under RLlib's own result keys (`PPO_QUANTITIES` in
+   rl_platform/base/metric_keys.py; means over the minibatches; the KL as RLlib logs it, the
+   last minibatch's, since RLlib's `after_gradient_based_update` adapts the KL coefficient to
+   that value), then that method (learning-rate and entropy schedules, KL coefficient).
 
 Anything else (episodes from RLlib's runner, evaluation samples) takes RLlib's path: this
 class is still RLlib's `PPOTorchLearner` with our diagnostics (`PlatformPPOLearner`), so the
@@ -47,7 +47,7 @@ from rl_platform.learners import CAPTURE_UPDATE_KEY, DECOUPLED_KEY, HEALTH_NONFI
 from rl_platform.learners.captured_step import CapturedStep
 from rl_platform.learners.flat_batch import FlatBatch, flat_batch, with_proximal_policy
 from rl_platform.learners.ppo import PlatformPPOLearner
-from rl_platform.learners.update_step import StepSettings, UpdateStep
+from rl_platform.learners.update_step import NONFINITE, StepSettings, UpdateStep
 from rl_platform.sampling.rollout_batch import RolloutBatch, joined
 
 KL_KEY = LEARNER_RESULTS_KL_KEY
@@ -218,7 +218,7 @@ class ArrayPPOLearner(PlatformPPOLearner):
         # RLlib logs its last minibatch's KL, and adapts the KL coefficient to it
         # (PPOLearner.after_gradient_based_update): so does this learner.
         values[KL_KEY] = last_kl
-        skipped = values.pop("nonfinite")
+        skipped = values.pop(NONFINITE)
         self.metrics.log_dict(values, key=module_id, window=1)
         self.metrics.log_value(
             (ALL_MODULES, HEALTH_NONFINITE_KEY), float(skipped > 0), reduce="max", window=1

@@ -6,8 +6,8 @@ be recorded once and replayed for every minibatch: one launch instead of hundred
 launched from Python. What the capture needs and how it is met:
 
 - inputs at fixed addresses: each update's flat batch is copied into static tensors of a
-  capacity rounded up to a power of two (`_Static`), the minibatch index into a static index;
-  a batch that outgrows the capacity is captured again;
+  capacity rounded up to a power of two (`_Static`, `capacity`), the minibatch index into a
+  static index; a batch that outgrows the capacity is captured again;
 - warm-up off the capture: the first `WARMUP` steps run eagerly on a side stream (they are real
   steps of the update, as LeanRL's warm-up calls are), the gradients are then set to None so
   that the capture allocates them from the graph's pool;
@@ -15,19 +15,21 @@ launched from Python. What the capture needs and how it is met:
   A loaded checkpoint or a new optimizer state (`load_state_dict` replaces tensors) changes
   their addresses; the step compares them before each replay and captures anew.
 
-A step that cannot be captured (an error inside the capture) runs eagerly from then on, with
-one warning in the log. On the CPU this class is never used (`resources.cuda_graphs: false`
-turns it off on CUDA too).
+The side stream, the capacity and the give-up are rl_platform/utils/cuda_graphs.py's, which the
+array runner's acting step uses too: a step that cannot be captured runs eagerly from then on,
+with one warning in the log, and an out-of-memory error inside the capture propagates to the
+run's message. On the CPU this class is never used (`resources.cuda_graphs: false` turns it
+off on CUDA too).
 """
 
 from dataclasses import fields
 
 import torch
-from loguru import logger
 
 from rl_platform.learners.flat_batch import FlatBatch
 from rl_platform.learners.update_step import UpdateStep
 from rl_platform.sampling.rollout_batch import map_tensors
+from rl_platform.utils.cuda_graphs import GraphCapture, capacity, on_side_stream
 
 WARMUP = 2
 """Eager steps on a side stream before the capture (lazy initializations happen there)."""
@@ -64,7 +66,7 @@ class CapturedStep:
 
     def __init__(self, step: UpdateStep) -> None:
         self.step = step
-        self.enabled = True
+        self.graphs = GraphCapture("the array learner's update step")
         self._eager_steps = 0
         self._graph: torch.cuda.CUDAGraph | None = None
         self._static: _Static | None = None
@@ -74,31 +76,19 @@ class CapturedStep:
         self._pointers: tuple[int, ...] = ()
 
     def __call__(self, flat: FlatBatch, index: torch.Tensor) -> torch.Tensor:
-        if not self.enabled:
+        if not self.graphs.enabled:
             return self.step(flat, index)
         if self._eager_steps < WARMUP:
             self._eager_steps += 1
-            return self._on_side_stream(flat, index)
+            return on_side_stream(lambda: self.step(flat, index), index.device)
         if not self._ready_for(flat, index):
-            try:
-                return self._capture(flat, index)
-            except RuntimeError as exc:
-                self._give_up(exc)
-                return self.step(flat, index)
+            return self._capture(flat, index)
         if self._loaded is not flat:
             self._static.load(flat)
             self._loaded = flat
         self._index.copy_(index)
         self._graph.replay()
         return self._out
-
-    def _on_side_stream(self, flat: FlatBatch, index: torch.Tensor) -> torch.Tensor:
-        side = torch.cuda.Stream(index.device)
-        side.wait_stream(torch.cuda.current_stream(index.device))
-        with torch.cuda.stream(side):
-            out = self.step(flat, index)
-        torch.cuda.current_stream(index.device).wait_stream(side)
-        return out
 
     def _addresses(self) -> tuple[int, ...]:
         params = self.step.params
@@ -122,29 +112,30 @@ class CapturedStep:
         )
 
     def _capture(self, flat: FlatBatch, index: torch.Tensor) -> torch.Tensor:
-        capacity = 1 << max(0, flat.size - 1).bit_length()
-        if self._static is None or self._static.capacity < capacity:
-            self._static = _Static(flat, capacity)
+        """Record the step on static inputs and run it by replaying; if it cannot be recorded,
+        run it eagerly (as every later step will)."""
+        rows = capacity(flat.size)
+        if self._static is None or self._static.capacity < rows:
+            self._static = _Static(flat, rows)
         self._static.load(flat)
         self._loaded = flat
-        self._index = index.clone()
-        for optimizer in self.step.optimizers:
-            optimizer.zero_grad(set_to_none=True)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            self._out = self.step(self._static.batch, self._index)
-        self._graph = graph
+        self._index = static_index = index.clone()
+        static = self._static.batch
+        self._clear_gradients()
+        recorded = self.graphs.record(
+            lambda: self.step(static, static_index), device=index.device, rows=rows
+        )
+        if recorded is None:
+            self._graph = None
+            self._clear_gradients()
+            return self.step(flat, index)
+        self._graph, self._out = recorded
         self._pointers = self._addresses()
-        logger.debug("captured the array learner's update step ({} rows)", capacity)
-        graph.replay()  # the capture recorded the step without running it
+        self._graph.replay()  # the capture recorded the step without running it
         return self._out
 
-    def _give_up(self, exc: RuntimeError) -> None:
-        message = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else "?"
-        logger.warning(
-            "the array learner updates without CUDA graphs: capture failed ({})", message
-        )
-        self.enabled = False
-        self._graph = None
+    def _clear_gradients(self) -> None:
+        """Gradients to None: a capture allocates them from the graph's pool, and the eager
+        step after a failed one from the caching allocator again."""
         for optimizer in self.step.optimizers:
             optimizer.zero_grad(set_to_none=True)

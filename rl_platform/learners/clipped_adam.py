@@ -3,10 +3,11 @@ all refused on the device when any norm is not finite.
 
 RLlib clips per optimizer (ray/rllib/core/learner/learner.py, `postprocess_gradients`: each
 optimizer's gradients by `grad_clip` over their global norm, `grad_clip / max(norm + 1e-6,
-grad_clip)`), and SAC has four (two critics, actor, temperature). Adam runs on the
-optimizers' own state with device tensors (rl_platform/learners/device_adam.py), so a step
-holds no host read; a non-finite norm anywhere scales every optimizer's step to nothing,
-which is what rl_platform/learners/finite_guard.py does for RLlib's own learners.
+grad_clip)`, here rl_platform/learners/gradients.py's `clip_by_global_norm`), and SAC has four
+(two critics, actor, temperature). Adam runs on the optimizers' own state with device tensors
+(rl_platform/learners/device_adam.py), so a step holds no host read; a non-finite norm
+anywhere scales every optimizer's step to nothing, which is what
+rl_platform/learners/finite_guard.py does for RLlib's own learners.
 """
 
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 import torch
 
 from rl_platform.learners.device_adam import adam_step, prepare_state
+from rl_platform.learners.gradients import clip_by_global_norm
 
 
 class ClippedAdams:
@@ -37,11 +39,11 @@ class ClippedAdams:
     def step(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Clip and step every optimizer; (each optimizer's gradient norm [K], ok 0/1)."""
         grads = [[p.grad for p in params if p.grad is not None] for params in self.params]
-        norms = torch.stack([torch.nn.utils.get_total_norm(g, foreach=True) for g in grads])
-        ok = torch.isfinite(norms).all().to(norms.dtype)
-        if self.grad_clip is not None:
-            for group, norm in zip(grads, norms, strict=True):
-                torch._foreach_mul_(group, torch.clamp(self.grad_clip / (norm + 1e-6), max=1.0))
+        norms, flags = zip(
+            *(clip_by_global_norm(group, grad_clip=self.grad_clip) for group in grads),
+            strict=True,
+        )
+        ok = torch.stack(flags).min()  # one non-finite norm refuses every optimizer's step
         for optimizer, lr in zip(self.optimizers, self.lrs, strict=True):
             adam_step(optimizer, ok=ok, lr=lr)
-        return norms, ok
+        return torch.stack(norms), ok

@@ -5,7 +5,13 @@ A module that returns "opponent_prediction" from `forward_train` (transformer_ls
 `loss/opponent_prediction` (the unweighted error); one that returns "opponent_action_logits"
 (`opponent_action` > 0) adds that weight x `opponent_action_loss` against the runner's
 "opponent_actions" column, logged as `loss/opponent_action` and
-`train/opponent_action_accuracy`.
+`train/opponent_action_accuracy`. Both terms exist on this path only: their model type
+declares them (`ModelTypeSpec.loss_terms`), so a spec with one never gets the array learner,
+whose step computes PPO and BC alone (rl_platform/spec/learner_choice.py).
+
+`clip_frac` and `approx_kl` come from the function `ppo_loss` also uses
+(rl_platform/losses/ppo_diagnostics.py), under the result keys of `PPO_QUANTITIES`
+(rl_platform/base/metric_keys.py) that the array learner logs too.
 """
 
 from typing import Any

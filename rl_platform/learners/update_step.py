@@ -1,16 +1,23 @@
 """One PPO minibatch step as one function over fixed shapes, with no host synchronization.
 
 Gather by a device index -> `forward_train` -> the PPO terms (rl_platform/losses/ppo.py) ->
-backward -> global-norm clip -> Adam on the optimizer's own state, refused on the device when
-the gradient norm is not finite (rl_platform/learners/device_adam.py) -> the step's metrics as
-one `[len(METRIC_KEYS)]` tensor. Nothing in it asks the host a question (tests patch `item`,
-`__bool__`, `cpu`, `numpy` and `tolist` to raise while it runs), so on CUDA the whole step can
-be captured as a graph and replayed per minibatch; on the CPU it runs as it is.
+backward -> global-norm clip (rl_platform/learners/gradients.py) -> Adam on the optimizer's own
+state, refused on the device when the gradient norm is not finite
+(rl_platform/learners/device_adam.py) -> the step's metrics as one `[len(METRIC_KEYS)]` tensor,
+under the result keys RLlib's PPO learner logs (`PPO_QUANTITIES`,
+rl_platform/base/metric_keys.py), so both learner paths report the same keys. Nothing in it
+asks the host a question (tests patch `item`, `__bool__`, `cpu`, `numpy` and `tolist` to raise
+while it runs), so on CUDA the whole step can be captured as a graph and replayed per
+minibatch; on the CPU it runs as it is.
 
-The clip is RLlib's `grad_clip_by: global_norm` (`grad_clip / max(norm + 1e-6, grad_clip)`,
-the coefficient `fused_clip_gradients` applies); the learning rate and the entropy
-coefficient are device tensors, read from RLlib's schedules when the step is made and copied
-in place into a captured step's (`take_schedules`).
+The clip is RLlib's `grad_clip_by: global_norm`, the one `fused_clip_gradients` applies on
+RLlib's path (`clip_by_global_norm`); the learning rate and the entropy coefficient are device
+tensors, read from RLlib's schedules when the step is made and copied in place into a captured
+step's (`take_schedules`).
+
+The step computes PPO (and BC's term) only; it never calls `compute_loss_for_module`, so a term
+a learner adds there is not served here, and a spec with one learns on RLlib's path
+(rl_platform/spec/learner_choice.py).
 """
 
 from dataclasses import dataclass
@@ -19,28 +26,18 @@ from typing import Any
 import torch
 from ray.rllib.core.columns import Columns
 
+from rl_platform.base.metric_keys import PPO_QUANTITIES, TOTAL_LOSS
 from rl_platform.learners.device_adam import adam_step, prepare_state
 from rl_platform.learners.flat_batch import FlatBatch
+from rl_platform.learners.gradients import clip_by_global_norm
 from rl_platform.losses.bc import BC_METRIC_NAMES, bc_terms, ppo_loss_mask
 from rl_platform.losses.ppo import ppo_loss, total_loss
 from rl_platform.modules.recurrent_module import RESETS
 
-METRIC_KEYS = (
-    "total_loss",
-    "policy_loss",
-    "vf_loss",
-    "vf_loss_unclipped",
-    "vf_explained_var",
-    "entropy",
-    "mean_kl_loss",
-    "clip_frac",
-    "approx_kl",
-    "loss/policy",
-    "loss/value",
-    "loss/entropy",
-    "gradients_default_optimizer_global_norm",
-    "nonfinite",
-)
+GLOBAL_NORM_KEY = "gradients_default_optimizer_global_norm"
+"""RLlib's result key of the gradients' norm (ray/rllib/core/learner/learner.py)."""
+NONFINITE = "nonfinite"
+METRIC_KEYS = (*(quantity.result_key for quantity in PPO_QUANTITIES), GLOBAL_NORM_KEY, NONFINITE)
 """What each step returns, in order; the learner logs their means over an update."""
 BC_METRIC_KEYS = (*BC_METRIC_NAMES.values(), "bc/coef")
 """What a step with BC (`bc_coef`) returns besides, before `nonfinite`."""
@@ -60,13 +57,6 @@ class StepSettings:
     kl_coeff: torch.Tensor | float | None
     """None: no KL term (`training.use_kl_loss: false`)."""
     grad_clip: float | None
-
-
-def explained_variance(targets: torch.Tensor, predictions: torch.Tensor) -> torch.Tensor:
-    """1 - Var[targets - predictions] / Var[targets], floored at -1, as RLlib's
-    `explained_variance` (ray/rllib/utils/torch_utils.py)."""
-    ratio = torch.var(targets - predictions) / torch.var(targets)
-    return torch.clamp(1.0 - ratio, min=-1.0)
 
 
 class UpdateStep:
@@ -109,18 +99,21 @@ class UpdateStep:
         for optimizer in self.optimizers:
             optimizer.zero_grad(set_to_none=False)
         loss.backward()
-        grads = [p.grad for p in self.params if p.grad is not None]
-        norm = torch.nn.utils.get_total_norm(grads, foreach=True)
-        ok = torch.isfinite(norm).to(norm.dtype)
-        if self.settings.grad_clip is not None:
-            torch._foreach_mul_(grads, torch.clamp(self.settings.grad_clip / (norm + 1e-6), max=1))
+        norm, ok = clip_by_global_norm(
+            [p.grad for p in self.params if p.grad is not None], grad_clip=self.settings.grad_clip
+        )
         for optimizer, lr in zip(self.optimizers, self.lr, strict=True):
             adam_step(optimizer, ok=ok, lr=lr)
-        metrics = {
+        values = {
             **terms,
-            "total_loss": loss.detach(),
-            "gradients_default_optimizer_global_norm": norm,
-            "nonfinite": 1.0 - ok,
+            TOTAL_LOSS.term: loss.detach(),
+            GLOBAL_NORM_KEY: norm,
+            NONFINITE: 1.0 - ok,
+        }
+        metrics = values | {
+            quantity.result_key: values[quantity.term]
+            for quantity in PPO_QUANTITIES
+            if quantity.term in values  # the KL only with `use_kl_loss`: 0 below
         }
         zero = torch.zeros((), device=norm.device)
         return torch.stack(
@@ -161,12 +154,6 @@ class UpdateStep:
             if minibatch.behaviour_weights is None
             else minibatch.behaviour_weights.reshape(-1),
         )
-        terms["vf_explained_var"] = explained_variance(
-            minibatch.value_targets.reshape(-1), values.detach().reshape(-1)
-        )
-        terms["loss/policy"] = terms["loss_policy"].detach()
-        terms["loss/value"] = terms["loss_value"].detach()
-        terms["loss/entropy"] = terms["loss_entropy"].detach()
         if minibatch.bc_mode is not None and self.bc_coef is not None:
             terms |= self._bc_terms(logits, minibatch, valid=valid, ppo=total_loss(terms))
         return terms

@@ -16,6 +16,8 @@ the tests check row by row.
 
 import torch
 
+from rl_platform.losses.ppo_diagnostics import masked_mean
+
 
 def generalized_advantages(
     *,
@@ -42,8 +44,6 @@ def generalized_advantages(
 def standardized(values: torch.Tensor, weights: torch.Tensor, *, min_std: float = 1e-4):
     """`values` standardized by their mean and (population) std over the steps `weights` > 0,
     the std floored at `min_std` as RLlib's GAE connector does; no host read."""
-    weights = weights.to(values.dtype)
-    count = weights.sum().clamp_min(1.0)
-    mean = (values * weights).sum() / count
-    std = (((values - mean) ** 2 * weights).sum() / count).sqrt()
+    mean = masked_mean(values, weights)
+    std = masked_mean((values - mean) ** 2, weights).sqrt()
     return (values - mean) / std.clamp_min(min_std)

@@ -15,16 +15,23 @@ Decoupled PPO (Hilton et al. 2021, "Batch size-invariance for policy optimizatio
 pi_prox / pi_behaviour, so the clip bounds the step from where the learner is, not from where
 the data came from. With weights of 1 it is PPO.
 
-Keys starting with `loss_` are summed into the total (`total_loss`); the rest are
-diagnostics under RLlib's own names (`policy_loss`, `vf_loss`, `entropy`, `mean_kl_loss`, ...),
-so `rlp train`'s metric names do not change with the learner.
+Keys starting with `loss_` are the terms as summed into the total (`total_loss`); the rest are
+diagnostics. Each quantity is emitted once, under its `term` in
+rl_platform/base/metric_keys.py's `PPO_QUANTITIES`, which also names it in a learner's results
+(RLlib's name, on both learner paths) and in the run's metrics.
 """
 
 import torch
 
-
-def _mean(values: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-    return (values * weights).sum() / weights.sum().clamp_min(1.0)
+from rl_platform.base.metric_keys import (
+    ENTROPY,
+    KL_LOSS,
+    POLICY_LOSS,
+    VALUE_LOSS,
+    VALUE_LOSS_UNCLIPPED,
+    VF_EXPLAINED_VAR,
+)
+from rl_platform.losses.ppo_diagnostics import masked_mean, ppo_diagnostics
 
 
 def categorical_terms(logits: torch.Tensor, actions: torch.Tensor):
@@ -35,6 +42,13 @@ def categorical_terms(logits: torch.Tensor, actions: torch.Tensor):
     safe = log_probs.clamp_min(torch.finfo(log_probs.dtype).min)
     entropy = -(safe * log_probs.exp()).sum(-1)
     return logp, entropy, log_probs
+
+
+def explained_variance(targets: torch.Tensor, predictions: torch.Tensor) -> torch.Tensor:
+    """1 - Var[targets - predictions] / Var[targets], floored at -1, as RLlib's
+    `explained_variance` (ray/rllib/utils/torch_utils.py), over every step as RLlib takes it."""
+    ratio = torch.var(targets - predictions) / torch.var(targets)
+    return torch.clamp(1.0 - ratio, min=-1.0)
 
 
 def ppo_loss(
@@ -65,29 +79,29 @@ def ppo_loss(
     if behaviour_weights is not None:
         surrogate = behaviour_weights * surrogate
     value_error = (values - value_targets) ** 2
-    value_error_clipped = value_error.clamp(0.0, vf_clip_param)
+    value_loss = masked_mean(value_error.clamp(0.0, vf_clip_param), weights)
+    mean_entropy = masked_mean(entropy, weights)
     terms = {
-        "loss_policy": -_mean(surrogate, weights),
-        "loss_value": vf_loss_coeff * _mean(value_error_clipped, weights),
-        "loss_entropy": -entropy_coeff * _mean(entropy, weights),
+        POLICY_LOSS.term: -masked_mean(surrogate, weights),
+        "loss_value": vf_loss_coeff * value_loss,
+        "loss_entropy": -entropy_coeff * mean_entropy,
     }
     with torch.no_grad():
-        log_ratio = (logp - logp_old).detach()
         diagnostics = {
-            "policy_loss": terms["loss_policy"].detach(),
-            "vf_loss": _mean(value_error_clipped, weights).detach(),
-            "vf_loss_unclipped": _mean(value_error, weights).detach(),
-            "entropy": _mean(entropy, weights).detach(),
-            # CleanRL's diagnostics (rl_platform/losses/ppo_diagnostics.py).
-            "clip_frac": _mean(((log_ratio.exp() - 1.0).abs() > clip_param).float(), weights),
-            "approx_kl": _mean((log_ratio.exp() - 1.0) - log_ratio, weights),
+            VALUE_LOSS.term: value_loss.detach(),
+            VALUE_LOSS_UNCLIPPED.term: masked_mean(value_error, weights).detach(),
+            ENTROPY.term: mean_entropy.detach(),
+            VF_EXPLAINED_VAR.term: explained_variance(value_targets, values.detach()),
+            **ppo_diagnostics(
+                logp_new=logp, logp_old=logp_old, clip_param=clip_param, mask=weights
+            ),
         }
     if old_logits is not None:
         old_log_probs = torch.log_softmax(old_logits.float(), dim=-1)
         kl = (old_log_probs.exp() * (old_log_probs - log_probs)).sum(-1)
-        mean_kl = _mean(kl, weights)
+        mean_kl = masked_mean(kl, weights)
         terms["loss_kl"] = kl_coeff * mean_kl
-        diagnostics["mean_kl_loss"] = mean_kl.detach()
+        diagnostics[KL_LOSS.term] = mean_kl.detach()
     return terms | diagnostics
 
 

@@ -1,4 +1,6 @@
-"""PPO diagnostics that RLlib's PPO learner does not log.
+"""The weighted mean every loss reads, and PPO's `clip_frac` and `approx_kl`: the one
+implementation of each, for `ppo_loss` (the array learner) and `PlatformPPOLearner` (RLlib's
+path) alike.
 
 Follows CleanRL's `ppo.py` (https://github.com/vwxyzjn/cleanrl): `approx_kl` is the low-variance
 k3 estimator E[(r - 1) - log r] from http://joschu.net/blog/kl-approx.html, and `clip_frac` is the
@@ -7,8 +9,13 @@ fraction of samples whose probability ratio left [1 - eps, 1 + eps].
 
 import torch
 
+from rl_platform.base.metric_keys import APPROX_KL, CLIP_FRAC
+
 
 def masked_mean(values: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """The mean of `values` weighted by `mask` (bool, or 0/1 weights; None: the plain mean).
+    Every tensor keeps its shape (no boolean indexing), as a captured CUDA graph needs; with
+    no weight at all it is 0, not NaN."""
     if mask is None:
         return values.mean()
     mask = mask.to(values.dtype)
@@ -29,20 +36,6 @@ def ppo_diagnostics(
     clipped = ((ratio - 1.0).abs() > clip_param).to(log_ratio.dtype)
     approx_kl = (ratio - 1.0) - log_ratio
     return {
-        "clip_frac": masked_mean(clipped, mask),
-        "approx_kl": masked_mean(approx_kl, mask),
+        CLIP_FRAC.term: masked_mean(clipped, mask),
+        APPROX_KL.term: masked_mean(approx_kl, mask),
     }
-
-
-def all_finite(tensors: dict[str, torch.Tensor] | list[torch.Tensor]) -> bool:
-    """True if every tensor is free of NaN and Inf (None entries are ignored).
-
-    One fused norm over all tensors and one host sync: a NaN or Inf anywhere makes the norm
-    non-finite. (A check per tensor costs a GPU round trip per parameter, ~7% of a GPU
-    learner's iteration at the reference size.) A finite norm can only overflow to Inf for
-    values near float32's limit, which are refused as well."""
-    values = tensors.values() if isinstance(tensors, dict) else tensors
-    present = [t.detach() for t in values if t is not None]
-    if not present:
-        return True
-    return bool(torch.isfinite(torch.nn.utils.get_total_norm(present, foreach=True)))

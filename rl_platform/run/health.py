@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 from loguru import logger
 
-from rl_platform.base.metric_keys import BC_COEF
+from rl_platform.base.metric_keys import APPROX_KL, BC_COEF, CLIP_FRAC, ENTROPY
 from rl_platform.run.metrics import REWARD_PREFIX, is_nonfinite_update
 from rl_platform.spec.sections import HealthSpec
 
@@ -85,7 +85,7 @@ class HealthMonitor:
         return self._check_entropy(metrics)
 
     def _check_entropy(self, metrics: dict[str, float]) -> HealthVerdict:
-        entropy, floor = metrics.get("train/entropy"), self.entropy_floor
+        entropy, floor = metrics.get(ENTROPY.metric), self.entropy_floor
         if floor is None or entropy is None or not entropy < floor:
             return HEALTHY
         metrics[COLLAPSE_KEY] = 1.0
@@ -106,9 +106,9 @@ class HealthMonitor:
             self._high_streak.clear()
             return
         for key, limit, flag, persist in (
-            ("train/approx_kl", self.health.max_approx_kl, APPROX_KL_HIGH_KEY, 1),
+            (APPROX_KL.metric, self.health.max_approx_kl, APPROX_KL_HIGH_KEY, 1),
             (
-                "train/clip_frac",
+                CLIP_FRAC.metric,
                 self.health.max_clip_frac,
                 CLIP_FRAC_HIGH_KEY,
                 self.health.clip_frac_iterations,

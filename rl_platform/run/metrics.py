@@ -8,20 +8,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from rl_platform.base.lifetime_steps import lifetime_env_steps
-from rl_platform.base.metric_keys import ACTION_COUNTS, LEARNER_RETURN_MEAN, MODULE_RETURN_MEAN
+from rl_platform.base.metric_keys import (
+    ACTION_COUNTS,
+    LEARNER_RETURN_MEAN,
+    MODULE_RETURN_MEAN,
+    PPO_QUANTITIES,
+)
 from rl_platform.base.module_ids import TRAINED_MODULE_IDS, trained_module_in
 from rl_platform.learners import HEALTH_NONFINITE_KEY
 
-# RLlib learner result key -> our name, for the main module.
+# RLlib learner result key -> our name, for the main module: PPO's from its one table (both
+# learner paths log the same result keys), then the other algorithms'.
 _LEARNER_KEYS = {
-    "entropy": "train/entropy",
-    "approx_kl": "train/approx_kl",
-    "clip_frac": "train/clip_frac",
-    "policy_loss": "train/policy_loss",
-    "vf_loss": "train/vf_loss",
-    "vf_explained_var": "train/vf_explained_var",
-    "total_loss": "train/total_loss",
-    "mean_kl_loss": "train/kl_loss",
+    **{q.result_key: q.metric for q in PPO_QUANTITIES if q.metric is not None},
     "qf_loss": "train/qf_loss",
     "actor_loss": "train/actor_loss",
     "alpha_loss": "train/alpha_loss",

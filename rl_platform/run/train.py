@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import torch
 from loguru import logger
 
 from rl_platform.base.devices import require_acting_device
@@ -58,6 +57,7 @@ from rl_platform.storage.run_lock import RunLock
 from rl_platform.storage.run_upload import RunUploader, run_key_of, run_uploader, storage_out
 from rl_platform.storage.saved_spec import write_saved_spec
 from rl_platform.utils.cluster_address import check_cluster_answers
+from rl_platform.utils.cuda_graphs import is_out_of_memory
 from rl_platform.utils.names import require_utf8_start
 from rl_platform.utils.network_timeout import network_timeout_s
 from rl_platform.utils.secrets import secret_values
@@ -377,8 +377,3 @@ def out_of_memory_names_the_settings(spec: ExperimentSpec, store: CheckpointStor
             f"{getattr(spec.training, batch)}); the last checkpoint is kept: "
             f"{store.latest() or 'none yet'} (resume with --resume)"
         ) from None
-
-
-def is_out_of_memory(exc: BaseException) -> bool:
-    """torch's CUDA out-of-memory error, also when Ray wraps it (a remote learner's)."""
-    return isinstance(exc, torch.OutOfMemoryError) or "CUDA out of memory" in str(exc)

@@ -293,7 +293,7 @@ class ExperimentSpec(SpecModel):
             stateful=self.model.stateful,
             off_policy_nets=self.model.off_policy_nets,
             memory_critic=getattr(self.model, "critic_input", "observation") == "memory",
-            auxiliary=self._auxiliary_loss_key(),
+            loss_terms=self.model.loss_terms(),
             bc_replay=self.bc is not None and self.bc.replay is not None,
             learners=self.resources.learners,
             env_runners=self.resources.env_runners,
@@ -301,14 +301,6 @@ class ExperimentSpec(SpecModel):
             wrappers=tuple(self.env.wrappers),
         )
         return choose_learner(requested=getattr(self.training, "learner", "rllib"), facts=facts)
-
-    def _auxiliary_loss_key(self) -> str | None:
-        """The model key that adds an auxiliary loss term (transformer_lstm's), if any."""
-        if self.model.opponent_actions_key() is not None:
-            return self.model.opponent_actions_key()
-        if getattr(self.model, "opponent_prediction", 0) > 0:
-            return "opponent_prediction"
-        return None
 
     def scripted_agent(self, name: str) -> str:
         """The agent a scripted opponent's name stands for: `league.scripted` may map a name

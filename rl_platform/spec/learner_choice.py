@@ -39,8 +39,9 @@ class LearnerFacts:
     off_policy_nets: bool = False
     """The model type's nets serve the off-policy array path (`ModelTypeSpec.off_policy_nets`)."""
     memory_critic: bool = False
-    auxiliary: str | None = None
-    """The model key that adds an auxiliary loss term, if any."""
+    loss_terms: tuple[str, ...] = ()
+    """The model keys that add a loss term (`ModelTypeSpec.loss_terms`): the array learner's
+    step computes PPO and BC only (rl_platform/learners/update_step.py)."""
     bc_replay: bool = False
     """`bc.replay` is set (a BC-only step after each minibatch, on replayed labels)."""
     learners: int = 0
@@ -81,8 +82,8 @@ def _blocker(facts: LearnerFacts) -> str | None:
         return f"env {facts.env.env_id!r} is turn-based"
     if facts.stateful and facts.memory_critic:
         return f"model.type {facts.model_type} has critic_input: memory"
-    if facts.auxiliary is not None:
-        return f"model.{facts.auxiliary} adds an auxiliary loss"
+    if facts.loss_terms:
+        return f"model.{facts.loss_terms[0]} adds a loss term the array learner does not compute"
     if facts.bc_replay:
         return "bc.replay keeps a label replay"
     if facts.learners > 1:

@@ -79,6 +79,13 @@ class ModelTypeSpec(SpecModel):
         which only the array runner records (`env.runner: vector`); None when none does."""
         return None
 
+    def loss_terms(self) -> tuple[str, ...]:
+        """The keys (loss weights, off at 0) that add a term to the learner's loss on RLlib's
+        path (`PlatformPPOLearner.compute_loss_for_module`, rl_platform/learners/ppo.py). The
+        array learner's step computes PPO and BC only, so a spec with one learns on RLlib's
+        path and `training.learner: array` is refused (rl_platform/spec/learner_choice.py)."""
+        return ()
+
     @property
     def settings(self) -> dict[str, Any]:
         """This model's keys minus `type`: the RLModule's `model_config`."""

@@ -1,6 +1,7 @@
 """The array learner against RLlib's own learner path (#48): GAE row by row, one epoch of
 minibatch updates on the same batch and order (loss terms, gradients, parameters and Adam
-moments), and a minibatch step that never asks the host a question."""
+moments), the same result and metric keys, and a minibatch step that never asks the host a
+question."""
 
 from typing import Any
 
@@ -12,10 +13,13 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 from ray.rllib.utils.postprocessing.value_predictions import compute_value_targets
 
+from rl_platform.base.metric_keys import PPO_QUANTITIES
 from rl_platform.learners.array_ppo import ArrayPPOLearner, minibatch_order
 from rl_platform.learners.flat_batch import FlatBatch
+from rl_platform.learners.update_step import METRIC_KEYS
 from rl_platform.losses.gae import generalized_advantages
 from rl_platform.rllib.config import build_algorithm_config
+from rl_platform.run.metrics import extract_metrics
 from rl_platform.spec import validate_spec_data
 from tests.unit.host_reads_support import host_reads_refused
 
@@ -165,7 +169,8 @@ def test_one_epoch_equals_rllibs_update(ray_local, minibatch_size: int) -> None:
 
 def test_loss_terms_equal_rllibs_loss(ray_local) -> None:
     """Each PPO term of one minibatch against what RLlib's `compute_loss_for_module` logs and
-    returns (total loss, policy, value, entropy and KL terms)."""
+    returns (total loss, policy, value, entropy and KL terms, diagnostics), matched through
+    `PPO_QUANTITIES`, the one table of their names."""
     spec = _spec()
     ours, rllibs = _twins(spec)
     flat = _batch(32, seed=1)
@@ -183,8 +188,56 @@ def test_loss_terms_equal_rllibs_loss(ray_local) -> None:
     torch.testing.assert_close(
         sum(v for k, v in terms.items() if k.startswith("loss_")), total, rtol=1e-5, atol=1e-6
     )
+    compared = {q.result_key: q.term for q in PPO_QUANTITIES if q.term in terms}
     for key in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "clip_frac", "approx_kl"):
-        assert float(terms[key]) == pytest.approx(float(logged[key]), rel=1e-5, abs=1e-6), key
+        assert key in compared, key
+    for key, term in compared.items():
+        got = float(terms[term].detach())
+        assert got == pytest.approx(float(logged[key]), rel=1e-5, abs=1e-6), key
+
+
+def _rollout(flat: FlatBatch, rows: int) -> Any:
+    """`flat`'s steps as the array runner's `[T, R]` batch (every step valid, no game end)."""
+    from rl_platform.sampling.rollout_batch import RolloutBatch
+
+    def grid(t: torch.Tensor) -> torch.Tensor:
+        return t.view(-1, rows, *t.shape[1:])
+
+    steps = flat.size // rows
+    return RolloutBatch(
+        module_id=MODULE,
+        obs=grid(flat.obs),
+        last_obs=torch.zeros(rows, OBS_DIM),
+        final_obs=None,
+        actions=grid(flat.actions),
+        logp=grid(flat.logp),
+        logits=grid(flat.logits),
+        rewards=grid(flat.advantages),
+        terminated=torch.zeros(steps, rows, dtype=torch.bool),
+        ended=torch.zeros(steps, rows, dtype=torch.bool),
+        valid=torch.ones(steps, rows, dtype=torch.bool),
+        num_env_steps=flat.size,
+    )
+
+
+def test_both_learner_paths_report_each_ppo_quantity_under_the_same_name(ray_local) -> None:
+    """An update through the array learner and one through RLlib's: the same result key for
+    every quantity of `PPO_QUANTITIES`, and the same metric keys in the run (one name each:
+    no `train/policy_loss` beside `loss/policy`)."""
+    ours, rllibs = _twins(_spec())
+    flat = _batch(64, seed=3)
+    settings = {"num_epochs": 1, "minibatch_size": 32, "timesteps": {}}
+    mine = ours.update(episodes=[_rollout(flat, rows=8)], shuffle_batch_per_epoch=False, **settings)
+    theirs = rllibs.update(batch=_sample_batch(flat), shuffle_batch_per_epoch=False, **settings)
+    result_keys = {q.result_key for q in PPO_QUANTITIES}
+    assert result_keys <= set(mine[MODULE]) and result_keys <= set(theirs[MODULE])
+    ours_metrics, rllibs_metrics = (
+        set(extract_metrics({"learners": result}, previous_env_steps=0))
+        for result in (mine, theirs)
+    )
+    assert ours_metrics == rllibs_metrics
+    assert {q.metric for q in PPO_QUANTITIES if q.metric is not None} <= ours_metrics
+    assert not {"train/policy_loss", "train/vf_loss", "loss/entropy"} & ours_metrics
 
 
 def test_the_minibatch_step_never_reads_the_host(ray_local) -> None:
@@ -195,7 +248,7 @@ def test_the_minibatch_step_never_reads_the_host(ray_local) -> None:
     step(flat, index)  # first call: lazy initializations (gradient buffers) happen here
     with host_reads_refused():
         metrics = step(flat, index + 16)
-    assert metrics.shape == (14,)
+    assert metrics.shape == (len(METRIC_KEYS),)
     assert bool(torch.isfinite(metrics).all())
 
 

@@ -48,6 +48,29 @@ def test_auto_falls_back_and_array_refuses_naming_the_key(extra, reason) -> None
         _spec(**(extra | {"training": {"learner": "array"}}))
 
 
+TRANSFORMER = {
+    "type": "transformer_lstm",
+    "obs_split": {"self": [0, 32], "opponent": [32, 64]},
+    "critic_input": "observation",
+}
+
+
+@pytest.mark.parametrize("key", ["opponent_prediction", "opponent_action"])
+def test_a_loss_term_the_array_learner_cannot_serve_is_refused_in_one_line(key: str) -> None:
+    """The array learner's step computes PPO and BC only: a model that adds a term to the loss
+    (`ModelTypeSpec.loss_terms`) learns on RLlib's path, and asking for `array` says why."""
+    model = {**TRANSFORMER, key: 0.25}
+    assert _spec(model=TRANSFORMER).learner_choice().kind == "array"
+    choice = _spec(model=model).learner_choice()
+    assert choice.kind == "rllib"
+    assert choice.reason == f"model.{key} adds a loss term the array learner does not compute"
+    with pytest.raises(SpecError) as refused:
+        _spec(model=model, training={"learner": "array"})
+    message = str(refused.value)
+    assert f"training.learner array cannot train this spec: {choice.reason}" in message
+    assert len(message.strip().splitlines()) == 1, message
+
+
 def test_bc_without_a_replay_learns_on_the_array_path() -> None:
     """BC's term is part of the array learner's step; only its label replay is not."""
     from rl_platform.learners.array_bc_ppo import ArrayBCPPOLearner

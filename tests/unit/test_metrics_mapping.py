@@ -37,6 +37,7 @@ def test_extract_names_and_throughput():
     assert m["train/episode_return_mean"] == 120.5 and m["train/num_episodes"] == 17
     assert m["train/entropy"] == 0.6 and m["train/clip_frac"] == 0.1 and m["train/lr"] == 3e-4
     assert m["perf/env_steps_per_s"] == 1000.0 and m["perf/iteration_s"] == 2.0
+    assert m["loss/policy"] == -0.02 and m["loss/value"] == 3.0
     assert m["reward/damage_dealt"] == 3.0
     assert m["actions/0_frac"] == 0.75 and m["actions/1_frac"] == 0.25
     assert not is_nonfinite_update(m)
@@ -76,9 +77,9 @@ def test_action_fractions_use_the_envs_names_and_sum_to_one():
 
 def test_nonfinite_detection():
     assert is_nonfinite_update({"health/nonfinite_update": 1.0})
-    assert is_nonfinite_update({"train/vf_loss": math.nan})
+    assert is_nonfinite_update({"loss/value": math.nan})
     # An iteration in which no duel game ended: its reward components have no value.
-    assert not is_nonfinite_update({"reward/win_loss": math.nan, "train/vf_loss": 0.1})
+    assert not is_nonfinite_update({"reward/win_loss": math.nan, "loss/value": 0.1})
 
 
 def test_first_stop_condition_wins():

@@ -63,6 +63,9 @@ def test_capabilities_are_declared_by_the_type() -> None:
     assert streaming.opponent_history().frames == 1
     assert window.opponent_actions_key() is None
     assert TransformerLSTMModelSpec(opponent_action=0.5).opponent_actions_key() == "opponent_action"
+    assert MLPModelSpec().loss_terms() == () and window.loss_terms() == ()
+    both = TransformerLSTMModelSpec(opponent_action=0.5, opponent_prediction=0.1)
+    assert both.loss_terms() == ("opponent_action", "opponent_prediction")
 
 
 @pytest.mark.parametrize("name", sorted(MODEL_TYPES))

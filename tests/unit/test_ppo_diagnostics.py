@@ -2,7 +2,8 @@ import math
 
 import torch
 
-from rl_platform.losses.ppo_diagnostics import all_finite, ppo_diagnostics
+from rl_platform.learners.gradients import all_finite
+from rl_platform.losses.ppo_diagnostics import ppo_diagnostics
 
 
 def test_clip_frac_and_approx_kl_match_hand_computation():

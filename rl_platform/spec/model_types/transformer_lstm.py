@@ -101,5 +101,12 @@ class TransformerLSTMModelSpec(RecurrentModelSpec):
     def opponent_actions_key(self) -> str | None:
         return "opponent_action" if self.opponent_action > 0 else None
 
+    def loss_terms(self) -> tuple[str, ...]:
+        weights = {
+            "opponent_action": self.opponent_action,
+            "opponent_prediction": self.opponent_prediction,
+        }
+        return tuple(key for key, weight in weights.items() if weight > 0)
+
 
 MODEL_TYPE = TransformerLSTMModelSpec
