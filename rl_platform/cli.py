@@ -32,7 +32,7 @@ from rl_platform.commands.search import search_command
 from rl_platform.multi_seed.selection import parse_seeds
 from rl_platform.storage.layout import RUNS_DIR
 from rl_platform.utils.console_log import show_source_on_console
-from rl_platform.utils.consoles import stderr_console
+from rl_platform.utils.consoles import say, stderr_console
 
 if TYPE_CHECKING:
     from rl_platform.spec import ExperimentSpec
@@ -154,20 +154,18 @@ def train(
             f"nothing to train: {run_dir} already reached its stop at iteration "
             f"{result.iterations} ({result.stop_reason}); raise `stop` to train on"
         )
-        stderr_console.print(line, highlight=False, markup=False, soft_wrap=True)
+        say(line)
         return
-    stderr_console.print(f"run folder: {run_dir}", highlight=False, markup=False, soft_wrap=True)
+    say(f"run folder: {run_dir}")
     if result.stored_at is not None:
         stored_at = mask_text(result.stored_at, secrets)
-        stderr_console.print(
-            f"stored at: {stored_at}", highlight=False, markup=False, soft_wrap=True
-        )
+        say(f"stored at: {stored_at}")
     if result.not_stored_at is not None:
         line = (
             f"not stored: the final upload to {mask_text(result.not_stored_at, secrets)} "
             "failed (the warnings above say why); the run is only in its run folder"
         )
-        stderr_console.print(line, highlight=False, markup=False, soft_wrap=True)
+        say(line)
 
 
 def _train_seeds(spec: "ExperimentSpec", seeds: list[int], *, out: str, dashboard: bool) -> None:
@@ -179,7 +177,7 @@ def _train_seeds(spec: "ExperimentSpec", seeds: list[int], *, out: str, dashboar
         f"seeds folder: {outcome.parent}",
         f"trial_metrics {summary_line(outcome.summary)}",
     ):
-        stderr_console.print(line, markup=False, highlight=False, soft_wrap=True)
+        say(line)
     for seed, reason in outcome.failed.items():
         stderr_console.print(
             f"[bold red]seed {seed} failed:[/] {escape(reason)}", highlight=False, soft_wrap=True
@@ -269,12 +267,9 @@ def pull(
         return
     for row in rows:
         state = "" if row["final"] else " (not ended at its last upload)"
-        stderr_console.print(
+        say(
             f"pulled {row['source']} -> {row['dest']}: {row['files']} files, "
-            f"{row['bytes']:,} bytes, all verified{state}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
+            f"{row['bytes']:,} bytes, all verified{state}"
         )
 
 

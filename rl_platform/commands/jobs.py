@@ -21,7 +21,7 @@ from rl_platform.jobs.client import ADDRESS_ENV_VAR, DEFAULT_ADDRESS, auth_hint,
 from rl_platform.jobs.errors import ClusterAuthError, ClusterUnreachableError, JobNotFoundError
 from rl_platform.jobs.follow import follow_job
 from rl_platform.jobs.runtime_env import RAY_STOP_WAIT_ENV_VAR
-from rl_platform.utils.consoles import stderr_console, stdout_console
+from rl_platform.utils.consoles import say, stderr_console, stdout_console
 from rl_platform.utils.stop_grace import STOP_GRACE_ENV_VAR
 
 if TYPE_CHECKING:
@@ -134,15 +134,8 @@ def _show_submission(submission: "Submission") -> None:
     """The job id on stdout (for scripts), what runs and with which env on stderr."""
     typer.echo(submission.job_id)
     stderr_console.print(f"[bold]submitted[/] {submission.job_id}", highlight=False, soft_wrap=True)
-    stderr_console.print(
-        f"  entrypoint: {submission.entrypoint}", markup=False, highlight=False, soft_wrap=True
-    )
-    stderr_console.print(
-        f"  env: {submission.shown_runtime_env()['env_vars']}",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
+    say(f"  entrypoint: {submission.entrypoint}")
+    say(f"  env: {submission.shown_runtime_env()['env_vars']}")
 
 
 def _follow_until_done(client: "JobSubmissionClient", address: str, job_id: str) -> None:

@@ -16,7 +16,7 @@ from rl_platform.base.errors import UserError
 from rl_platform.commands.error_boundary import INTERRUPTED_EXIT, user_errors
 from rl_platform.commands.options import DashboardOpt, VerboseOpt
 from rl_platform.utils.console_log import show_source_on_console
-from rl_platform.utils.consoles import stderr_console
+from rl_platform.utils.consoles import say, stderr_console
 
 # The tuner imports Ray, and the spec schema (which `search.results` and `search.table` import)
 # costs ~0.5 s: `rlp --help` and the other commands must not wait for either.
@@ -99,15 +99,8 @@ def search_command(
 def _summary(outcome: "SearchOutcome") -> None:
     from rl_platform.search.results import FINISHED
 
-    stderr_console.print(
-        f"search folder: {outcome.search_dir}", markup=False, highlight=False, soft_wrap=True
-    )
-    stderr_console.print(
-        f"results: {outcome.search_dir / 'results.csv'}",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
+    say(f"search folder: {outcome.search_dir}")
+    say(f"results: {outcome.search_dir / 'results.csv'}")
     if outcome.interrupted:
         unfinished = sum(1 for row in outcome.rows if row.status not in FINISHED)
         stderr_console.print(
@@ -126,6 +119,4 @@ def _summary(outcome: "SearchOutcome") -> None:
     stderr_console.print(
         f"best: trial {best.trial_id} ({best.metric:.4g}) {shown}", markup=False, highlight=False
     )
-    stderr_console.print(
-        f"train it: rlp train {outcome.best_yaml}", markup=False, highlight=False, soft_wrap=True
-    )
+    say(f"train it: rlp train {outcome.best_yaml}")
