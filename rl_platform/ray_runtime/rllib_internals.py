@@ -1,8 +1,8 @@
 """The one seam to RLlib's and Tune's internals (Ray 2.60.0): every private attribute of an
 RLlib or Tune object and every patch of one in rl_platform is here, each behind a named
 function that says why no public API serves. Ray core's are in `ray_internals.py` beside this
-file. It sits in the lowest adapter folder, not in `rllib/`, because the env runner needs it
-too, and `rllib/` imports it.
+file. It sits in the lowest adapter folder, not in `rllib/`, because the env runner and our
+RLModules need it too, and `rllib/` imports them.
 
 Our own subclasses of RLlib and Tune classes may use the internals of their bases through
 `self` and `super()`; `tests/unit/test_ray_internals.py` lists each of those uses and fails,
@@ -23,6 +23,9 @@ LEARNER_UPDATE_HANDLERS = (PHASE_CLOCK,)
 WEIGHT_SYNC_HANDLERS = (PHASE_CLOCK, SHARED_MODULES)
 """Outermost first: the phase clock (rl_platform/run/loop.py) times every weight sync, one
 that the shared modules skip (rl_platform/env_runner/shared_modules.py) included."""
+RL_MODULE_CONFIG_NOTICE = "RLModule(config=[RLModuleConfig object])"
+"""The key RLlib's `RLModuleConfig` deprecation is logged once under (its `@Deprecated`'s
+`old`, ray/rllib/core/rl_module/rl_module.py)."""
 
 
 # ----- the Algorithm ------------------------------------------------------------------------
@@ -84,6 +87,18 @@ def forward_without_mode_switch(
     MLP's forward); acting keeps its modules in eval mode. `_forward_exploration` and
     `_forward_inference` are RLlib's override points, which those wrappers call."""
     return module._forward_exploration(batch) if explore else module._forward_inference(batch)
+
+
+def skip_rl_module_config_notice() -> None:
+    """Keep RLlib's `RLModuleConfig` deprecation notice out of this process. Why: RLlib 2.60's
+    own `RLModule.__init__` builds the deprecated `RLModuleConfig` for every module, whose
+    `@Deprecated` then logs "`RLModule(config=[RLModuleConfig object])` has been deprecated
+    ... will raise an error in the future" though nobody passed one; no argument turns it
+    off. It is logged once per process under `RL_MODULE_CONFIG_NOTICE` (`ray.util.log_once`),
+    so taking that key first keeps it off."""
+    from ray.util import log_once
+
+    log_once(RL_MODULE_CONFIG_NOTICE)
 
 
 # ----- Tune ---------------------------------------------------------------------------------

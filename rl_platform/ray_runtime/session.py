@@ -5,8 +5,9 @@ Ray gives three loggers their own console handler and stops them propagating: `r
 (ray/_private/log.py), `ray.rllib` (ray/rllib/__init__.py) and `ray.data`. At INFO and WARNING
 they print notices that ask nothing of a local user: token auth being on, working-dir packaging,
 "You are running PPO on the new API stack!", the `RLModuleConfig` deprecation that RLlib's own
-`RLModule.__init__` triggers, "Install gputil", "Trainable.setup took N seconds". While a run is
-open, `ray_logs_to` writes them to its log file and leaves only Ray's errors on the console.
+`RLModule.__init__` triggers for a stock module, "Install gputil", "Trainable.setup took N
+seconds". While a run is open, `ray_logs_to` writes them to its log file and leaves only Ray's
+errors on the console.
 
 Remote env runners are other processes: `log_to_driver` sends their output here, prefixed with
 the actor (a user env's prints and errors included), and `worker_output.py` writes it to the

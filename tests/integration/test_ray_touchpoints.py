@@ -7,6 +7,7 @@ One small PPO on CartPole with one remote env runner, on the session's Ray, serv
 that need an Algorithm; the others build no more than a module.
 """
 
+import contextlib
 import functools
 import importlib
 import inspect
@@ -22,8 +23,10 @@ from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.connectors.env_to_module import EnvToModulePipeline
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
-from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 
+from rl_platform.modules.config_notice import WithoutConfigNotice
+from rl_platform.modules.lstm_module import LSTMActorCriticModule
 from rl_platform.ray_runtime.ray_internals import (
     LOST_RAYLET,
     PRINT_HANDLER_NAME,
@@ -36,6 +39,7 @@ from rl_platform.ray_runtime.ray_internals import (
 )
 from rl_platform.ray_runtime.rllib_internals import (
     PHASE_CLOCK,
+    RL_MODULE_CONFIG_NOTICE,
     SHARED_MODULES,
     around_learner_updates,
     around_weight_syncs,
@@ -46,6 +50,7 @@ from rl_platform.ray_runtime.rllib_internals import (
     mark_trial_for_experiment_state,
     replace_training_step,
     set_iteration,
+    skip_rl_module_config_notice,
 )
 from rl_platform.utils.patched_call import PatchedCall
 
@@ -91,6 +96,24 @@ def _stock_module_spec() -> RLModuleSpec:
     spec.observation_space, spec.action_space = OBS, ACTIONS
     spec.model_config = DefaultModelConfig(fcnet_hiddens=[8])
     return spec
+
+
+@contextlib.contextmanager
+def _fresh_notices(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """What Ray's deprecation logger says from here on, as in a fresh process (`log_once`'s
+    memory emptied, and given back after)."""
+    import ray.util.debug
+
+    monkeypatch.setattr(ray.util.debug, "_logged", set())
+    said: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: said.append(record.getMessage())  # type: ignore[method-assign]
+    deprecation = logging.getLogger("ray._common.deprecation")
+    deprecation.addHandler(handler)
+    try:
+        yield said
+    finally:
+        deprecation.removeHandler(handler)
 
 
 @pytest.fixture
@@ -253,6 +276,39 @@ def test_forward_without_mode_switch_runs_rllibs_override_points_without_switchi
     assert switches == []
     module.forward_inference(batch)  # the public wrapper does switch
     assert switches == ["eval"]
+
+
+def test_skip_rl_module_config_notice_takes_the_key_rllib_logs_it_under(monkeypatch) -> None:
+    with _fresh_notices(monkeypatch) as said:
+        _stock_module_spec().build()  # RLlib's own module: RLlib's notice
+    assert any(RL_MODULE_CONFIG_NOTICE in line for line in said), said
+    with _fresh_notices(monkeypatch) as said:
+        skip_rl_module_config_notice()
+        _stock_module_spec().build()
+    assert said == []
+
+
+def test_skip_rl_module_config_notice_keeps_our_modules_quiet_in_a_plain_rllib_script(
+    monkeypatch,
+) -> None:
+    spec = RLModuleSpec(
+        module_class=LSTMActorCriticModule,
+        observation_space=OBS,
+        action_space=ACTIONS,
+        model_config={"encoder": [8], "lstm_cell_size": 8, "actor": [8], "critic": [8]},
+    )
+    with _fresh_notices(monkeypatch) as said:
+        spec.build()
+    assert said == []
+    files = ["masked_mlp_module", "off_policy_modules", "recurrent_module", "scripted_module"]
+    files += ["lstm_module", "transformer_lstm_module"]
+    ours = [
+        cls
+        for name in files
+        for cls in vars(importlib.import_module(f"rl_platform.modules.{name}")).values()
+        if isinstance(cls, type) and issubclass(cls, RLModule) and cls.__module__.startswith("rl_")
+    ]
+    assert len(ours) >= 7 and all(WithoutConfigNotice in cls.__mro__ for cls in ours), ours
 
 
 # ----- Tune ---------------------------------------------------------------------------------
