@@ -39,6 +39,7 @@ from rl_platform.imitation.labeler import find_labelers
 from rl_platform.imitation.schedule import BCSettings, settings_at
 from rl_platform.imitation.slicing import BC_MODE, BCMode
 from rl_platform.policies.loading import learned_parts
+from rl_platform.ray_runtime.rllib_internals import env_to_module_pipeline
 from rl_platform.spec.bc import BCSpec
 
 WINDOW = 100
@@ -58,7 +59,7 @@ def settings_metrics(settings: BCSettings) -> dict[str, float]:
 # ----- functions shipped to env runners and learners (module level: pickled by reference) ----
 def apply_to_env_runner(settings: BCSettings, env_runner: Any) -> int:
     """Install `settings` in the env runner's `TeacherLabels` pieces; returns how many."""
-    pieces = find_labelers(getattr(env_runner, "_env_to_module", None))
+    pieces = find_labelers(env_to_module_pipeline(env_runner))
     for piece in pieces:
         piece.apply_settings(settings)
     return len(pieces)
@@ -69,7 +70,7 @@ def preload_on_env_runner(
 ) -> int:
     """Give the env runner's teachers `uri`'s model, weights and observation filter (they may
     not see the run folder, e.g. on another node); returns how many teachers got them."""
-    pieces = find_labelers(getattr(env_runner, "_env_to_module", None))
+    pieces = find_labelers(env_to_module_pipeline(env_runner))
     for piece in pieces:
         piece.teacher().preload(uri, spec, weights, observation_filter=observation_filter)
     return len(pieces)

@@ -23,6 +23,7 @@ from rl_platform.bc.teacher_actions import TeacherLedActions
 from rl_platform.bc.teacher_labels import TeacherLabels
 from rl_platform.imitation.schedule import settings_at
 from rl_platform.learners.bc_ppo import LEARNER_CONFIG_KEY
+from rl_platform.ray_runtime.rllib_internals import connector_factories
 from rl_platform.rllib.config_callbacks import with_callback
 from rl_platform.rllib.facts import RunFacts, run_facts
 from rl_platform.spec import ExperimentSpec
@@ -99,13 +100,10 @@ def _bc_online(
         "seed": facts.seeds.root,
     }
     actions_kwargs = {"multi_agent": multi_agent, "modules": modules}
+    env_to_module, module_to_env = connector_factories(config)
     config = config.env_runners(
-        env_to_module_connector=EnvToModuleWithLabels(
-            config._env_to_module_connector, labels_kwargs
-        ),
-        module_to_env_connector=ModuleToEnvWithTeacher(
-            config._module_to_env_connector, actions_kwargs
-        ),
+        env_to_module_connector=EnvToModuleWithLabels(env_to_module, labels_kwargs),
+        module_to_env_connector=ModuleToEnvWithTeacher(module_to_env, actions_kwargs),
     )
     config = config.learners(
         learner_config_dict={**config.learner_config_dict, LEARNER_CONFIG_KEY: spec.bc.model_dump()}

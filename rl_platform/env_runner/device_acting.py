@@ -41,6 +41,7 @@ from ray.rllib.core.distribution.torch.torch_distribution import TorchCategorica
 
 from rl_platform.env_runner.module_actions import PolicyOutput
 from rl_platform.envs.vector_game import Observations
+from rl_platform.ray_runtime.rllib_internals import forward_without_mode_switch
 from rl_platform.sampling.seat_states import SeatStates
 from rl_platform.utils.cuda_graphs import GraphCapture, capacity
 
@@ -100,9 +101,9 @@ def act_rows(module: Any, buffers: ActingBuffers, index: torch.Tensor, *, explor
             Columns.OBS: tree.map_structure(lambda x: x[:, None], obs),
             Columns.STATE_IN: state_in,
         }
-    # `_forward_*`, not RLlib's public wrappers, which toggle eval()/train() on every call:
-    # the runner keeps its modules in eval mode (module_actions.eval_mode).
-    out = module._forward_exploration(batch) if explore else module._forward_inference(batch)
+    # Not RLlib's public wrappers, which toggle eval()/train() on every call: the runner keeps
+    # its modules in eval mode (module_actions.eval_mode).
+    out = forward_without_mode_switch(module, batch, explore=explore)
     logits = out[Columns.ACTION_DIST_INPUTS].float()
     if states is not None:
         logits = logits[:, 0]

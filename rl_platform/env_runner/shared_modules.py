@@ -6,7 +6,8 @@ trains, and RLlib copies the trained modules' weights from one to the other afte
 (`EnvRunnerGroup.sync_weights`: the learner's state read out, then loaded into the runner).
 When the runner acts on the learner's device, `share_learner_modules` puts the learner's
 trained modules into the runner's `MultiRLModule` instead, so acting reads the parameters the
-optimizer just wrote, and the copy is skipped. The modules hold no dropout or batch
+optimizer just wrote, and the copy is skipped (a handler on the group's `sync_weights`,
+`ray_runtime/rllib_internals.around_weight_syncs`). The modules hold no dropout or batch
 normalization, so the learner's train mode and the runner's eval mode compute the same
 function.
 
@@ -15,6 +16,7 @@ update before (one policy version of lag, the decoupled PPO it trains with), whi
 module could not keep.
 """
 
+import functools
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -22,18 +24,22 @@ import torch
 from loguru import logger
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
+from rl_platform.ray_runtime.rllib_internals import SHARED_MODULES, around_weight_syncs
+
 
 def share_learner_modules(algorithm: Any) -> frozenset[str]:
     """Let the local runner act with the local learner's trained modules (module docstring);
     the module ids now shared (none where the layout does not allow it)."""
     runner = getattr(algorithm, "env_runner", None)
-    learner = getattr(algorithm.learner_group, "_learner", None)
-    if runner is None or learner is None or algorithm.config.num_env_runners > 0:
+    learner_group = algorithm.learner_group
+    if runner is None or not learner_group.is_local or algorithm.config.num_env_runners > 0:
         return frozenset()
     settings = getattr(runner, "settings", None)
     if settings is None or settings.overlap or not settings.array_learner:
         return frozenset()
-    if torch.device(settings.acting_device) != torch.device(learner._device):
+    # A local learner group hands its learner itself to `foreach_learner`.
+    (learner,) = [result.get() for result in learner_group.foreach_learner(lambda lrn: lrn)]
+    if torch.device(settings.acting_device) != torch.device(learner.device):
         return frozenset()
     trained = [
         module_id
@@ -45,15 +51,17 @@ def share_learner_modules(algorithm: Any) -> frozenset[str]:
     runner.restart_acting()
     shared = frozenset(trained)
     if shared:
-        group = algorithm.env_runner_group
-        group.sync_weights = _skipping(group.sync_weights, shared, algorithm.learner_group)
+        skip = functools.partial(_skipping, shared=shared, learner_group=learner_group)
+        around_weight_syncs(algorithm.env_runner_group, SHARED_MODULES, skip)
         logger.info("acting reads the learner's modules ({}): no weight copy", sorted(shared))
     return shared
 
 
-def _skipping(sync: Callable[..., Any], shared: frozenset[str], learner_group: Any):
+def _skipping(
+    sync: Callable[..., Any], *, shared: frozenset[str], learner_group: Any
+) -> Callable[..., Any]:
     """`sync` that does nothing when it would copy only the shared modules from the learner
-    group (a plain closure, so the phase clock's wrapper wraps it rather than unwrapping it)."""
+    group."""
 
     def sync_weights(*args: Any, **kwargs: Any) -> Any:
         source = kwargs.get("from_worker_or_learner_group", args[0] if args else None)

@@ -4,12 +4,10 @@ The working folder is uploaded as the job's `working_dir`, so the spec path is s
 it and resolves the same way on the cluster as it does here.
 """
 
-import contextlib
-import logging
 import re
 import secrets
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +18,7 @@ from rl_platform.base.errors import UserError
 from rl_platform.jobs.entrypoint import build_entrypoint
 from rl_platform.jobs.errors import SubmitError
 from rl_platform.jobs.runtime_env import build_runtime_env
+from rl_platform.ray_runtime.ray_internals import quiet_working_dir_packaging
 from rl_platform.spec import load_spec
 from rl_platform.storage.ray_working_dir import SUBMIT_WITHOUT_OUT
 from rl_platform.storage.run_manifest import JOB_ID_ENV_VAR
@@ -131,23 +130,10 @@ def _submit_when_agent_ready(
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            with _quiet_packaging():
+            with quiet_working_dir_packaging():
                 return client.submit_job(**job)
         except RuntimeError as exc:
             if _AGENT_NOT_READY not in str(exc) or time.monotonic() > deadline:
                 raise
             logger.info("the cluster's job agent is not ready yet; retrying")
             time.sleep(2)
-
-
-@contextlib.contextmanager
-def _quiet_packaging() -> Iterator[None]:
-    """Ray logs a line per ignored file and per default exclude while it zips the working dir
-    (~20 lines for this repo); the excludes are ours and shown in the runtime env already."""
-    packaging = logging.getLogger("ray._private.runtime_env")
-    level = packaging.level
-    packaging.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        packaging.setLevel(level)

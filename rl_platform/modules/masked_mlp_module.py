@@ -40,6 +40,7 @@ from torch import nn
 
 from rl_platform.base.errors import SpecError
 from rl_platform.base.observation_keys import ACTION_MASK_KEY, MASKED_OBS_KEY
+from rl_platform.modules.config_notice import WithoutConfigNotice
 from rl_platform.modules.recurrent_module import RLLIB_MODEL_KEYS, action_dist_cls_for
 from rl_platform.nets.action_mask_space import is_action_mask_space
 from rl_platform.nets.blocks import action_dist_input_dim
@@ -63,7 +64,9 @@ def _masked_obs_space(space: gym.Space) -> tuple[gym.spaces.Box, int | None]:
     )
 
 
-class MaskedMLPModule(TorchRLModule, ValueFunctionAPI, TargetNetworkAPI, InferenceOnlyAPI):
+class MaskedMLPModule(
+    WithoutConfigNotice, TorchRLModule, ValueFunctionAPI, TargetNetworkAPI, InferenceOnlyAPI
+):
     """MLP actor-critic with action masking; see the module docstring."""
 
     @override(TorchRLModule)

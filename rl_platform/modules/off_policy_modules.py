@@ -35,6 +35,7 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.utils.annotations import override
 from torch import nn
 
+from rl_platform.modules.config_notice import WithoutConfigNotice
 from rl_platform.nets.q_nets import ContinuousQNet, DiscreteQNet
 from rl_platform.nets.squashed_gaussian import SquashedGaussianActor, squash
 
@@ -58,7 +59,7 @@ def frozen_copy(net: nn.Module) -> nn.Module:
     return copy.deepcopy(net).requires_grad_(False)
 
 
-class SACModule(TorchRLModule):
+class SACModule(WithoutConfigNotice, TorchRLModule):
     """See the module docstring."""
 
     @override(RLModule)
@@ -93,7 +94,7 @@ class SACModule(TorchRLModule):
         return SquashedGaussian
 
 
-class DQNModule(TorchRLModule):
+class DQNModule(WithoutConfigNotice, TorchRLModule):
     """See the module docstring."""
 
     @override(RLModule)

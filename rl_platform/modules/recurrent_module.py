@@ -47,6 +47,7 @@ from ray.rllib.utils.annotations import override
 from torch import nn
 
 from rl_platform.base.errors import SpecError
+from rl_platform.modules.config_notice import WithoutConfigNotice
 
 RESETS = "resets"
 """Batch column of the array learner's sequences, `[B, T]` bool: an episode starts at each
@@ -79,7 +80,7 @@ def action_dist_cls_for(action_space: gym.Space) -> type:
 
 
 class RecurrentActorCriticModule(
-    TorchRLModule, ValueFunctionAPI, TargetNetworkAPI, InferenceOnlyAPI
+    WithoutConfigNotice, TorchRLModule, ValueFunctionAPI, TargetNetworkAPI, InferenceOnlyAPI
 ):
     """Base class; subclasses implement `build_net` and `net_inputs` (see module docstring)."""
 

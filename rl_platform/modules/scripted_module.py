@@ -17,6 +17,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.utils.annotations import override
 
+from rl_platform.modules.config_notice import WithoutConfigNotice
 from rl_platform.teachers import scripted_act
 
 
@@ -26,7 +27,7 @@ def _to_numpy(value: Any) -> Any:
     return np.asarray(value)
 
 
-class ScriptedRLModule(RLModule):
+class ScriptedRLModule(WithoutConfigNotice, RLModule):
     """Acts with `rl_platform.teachers.scripted_act(env_id, agent)`; not trainable."""
 
     @override(RLModule)

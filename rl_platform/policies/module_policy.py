@@ -25,6 +25,7 @@ from rl_platform.envs.hidden_view import HiddenView
 from rl_platform.policies.base import stack_rows
 from rl_platform.policies.observation_filter import ObservationFilter
 from rl_platform.policies.rebuild import RebuiltModule
+from rl_platform.ray_runtime.rllib_internals import forward_without_mode_switch
 
 
 def _to_tensor(tree: Any, *, time_axis: bool) -> Any:
@@ -135,7 +136,7 @@ class ModulePolicy:
             # Not `forward_inference`: RLlib's TorchRLModule wraps it in `eval()`/`train()`,
             # which walk every submodule on each call (about as costly as a small MLP's
             # forward); a rebuilt module is in eval mode from `build_module` on.
-            out = self.module._forward_inference(batch)
+            out = forward_without_mode_switch(self.module, batch, explore=False)
         if self._stateful:
             on_gpu = self.device.type != "cpu"
             rows = _rows(out["state_out"], len(keys), keep_tensors=on_gpu)

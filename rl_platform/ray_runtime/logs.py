@@ -4,10 +4,11 @@ Ray gives three loggers their own console handler and stops them propagating: `r
 (ray/_private/log.py), `ray.rllib` (ray/rllib/__init__.py) and `ray.data`. At INFO and WARNING
 they print notices that ask nothing of a local user: token auth being on, working-dir packaging,
 "You are running PPO on the new API stack!", the `RLModuleConfig` deprecation that RLlib's own
-`RLModule.__init__` triggers when a module is built, "Install gputil". At ERROR they print
-RLlib's and Tune's own account of a failure, with the full traceback, before the one line that
-`rlp` prints for it (a user's env that raises: "Environment step failed ... Traceback ...",
-then `error: env ...`). While `ray_logs_to` is open all of them go to a log file (a run's
+`RLModule.__init__` triggers when a stock module is built (ours take it first,
+`modules/config_notice.py`), "Install gputil". At ERROR they print RLlib's and Tune's own
+account of a failure, with the full traceback, before the one line that `rlp` prints for it
+(a user's env that raises: "Environment step failed ... Traceback ...", then `error: env ...`).
+While `ray_logs_to` is open all of them go to a log file (a run's
 train.log; for the verbs without a run folder, `rlp eval`, `run`, `watch`, `league ...`, the
 user's `notices_log()`) and none reaches the console: what ends a command is said by its own
 line (`commands/error_boundary.py`), and a lost env runner by the training loop's warning. What

@@ -14,7 +14,6 @@ parent-death check waits on the GCS, outlived a GCS that had died first.
 """
 
 import contextlib
-import functools
 import logging
 import os
 import signal
@@ -23,9 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 import psutil  # bundled with Ray (on the path once `ray` is imported)
-import ray._private.worker as ray_worker
 
 from rl_platform.base.errors import TRAINING_STOPPED_EXIT
+from rl_platform.ray_runtime.ray_internals import LOST_RAYLET, handle_driver_prints
 
 ray_logger = logging.getLogger("ray")
 _RAYLET_LOST = "Raylet is terminated"
@@ -81,20 +80,16 @@ def _end_for_a_lost_raylet(batch: dict[str, Any]) -> None:
 
 
 def _guarded(printer: Callable[..., None]) -> Callable[..., None]:
-    @functools.wraps(printer)  # keeps `worker_output`'s mark
     def print_batch(batch: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         if _raylet_lost(batch):
             _end_for_a_lost_raylet(batch)
         printer(batch, *args, **kwargs)
 
-    print_batch.rlp_guarded = True  # type: ignore[attr-defined]
     return print_batch
 
 
 def watch_for_a_lost_raylet() -> None:
     """After `ray.init` of a local Ray: the raylet's death message ends the process as the
-    module docstring says. Ray's error listener (`listen_error_messages`) prints it through
-    `ray._private.worker.print_to_stdstream`, looked up when it prints: guarded here."""
-    printer = ray_worker.print_to_stdstream
-    if not getattr(printer, "rlp_guarded", False):
-        ray_worker.print_to_stdstream = _guarded(printer)
+    module docstring says. Ray's error listener prints it through the driver's printer,
+    guarded here ahead of any other handler (`ray_internals.DRIVER_PRINT_HANDLERS`)."""
+    handle_driver_prints(LOST_RAYLET, _guarded)

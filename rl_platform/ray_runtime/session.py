@@ -5,8 +5,9 @@ Ray gives three loggers their own console handler and stops them propagating: `r
 (ray/_private/log.py), `ray.rllib` (ray/rllib/__init__.py) and `ray.data`. At INFO and WARNING
 they print notices that ask nothing of a local user: token auth being on, working-dir packaging,
 "You are running PPO on the new API stack!", the `RLModuleConfig` deprecation that RLlib's own
-`RLModule.__init__` triggers, "Install gputil", "Trainable.setup took N seconds". While a run is
-open, `ray_logs_to` writes them to its log file and leaves only Ray's errors on the console.
+`RLModule.__init__` triggers for a stock module, "Install gputil", "Trainable.setup took N
+seconds". While a run is open, `ray_logs_to` writes them to its log file and leaves only Ray's
+errors on the console.
 
 Remote env runners are other processes: `log_to_driver` sends their output here, prefixed with
 the actor (a user env's prints and errors included), and `worker_output.py` writes it to the
@@ -31,6 +32,7 @@ from rl_platform.ray_runtime.lost_ray import (
     ray_descendants,
     watch_for_a_lost_raylet,
 )
+from rl_platform.ray_runtime.ray_internals import take_local_node
 from rl_platform.ray_runtime.worker_output import route_worker_output
 
 __all__ = [
@@ -115,29 +117,21 @@ def stop_local_ray_now() -> bool:
     if not (_started_local and ray.is_initialized()):
         return False
     descendants = ray_descendants()  # all of them: an agent may outlive a dead GCS
-    try:
-        from ray._private import ray_constants, worker
-
-        node = worker._global_node
-        processes = dict(node.all_processes)
-        raylets = [info.process for info in processes.pop(ray_constants.PROCESS_TYPE_RAYLET, [])]
-        worker._global_node = None  # ray.shutdown below then leaves the processes to us
-    except (ImportError, AttributeError):
+    node = take_local_node()  # ray.shutdown below then leaves the processes to us
+    if node is None:
         return False
     ray.shutdown()
-    if node.is_head():
-        node.destroy_external_storage()  # spilled objects, as ray.shutdown would
-    for raylet in raylets:
+    node.release_storage()  # spilled objects, as ray.shutdown would
+    for raylet in node.raylets:
         raylet.terminate()
         try:
             raylet.wait(timeout=RAYLET_STOP_WAIT_S)
         except subprocess.TimeoutExpired:
             raylet.kill()
-    for infos in processes.values():
-        for info in infos:
-            if info.process.poll() is None:
-                info.process.terminate()
+    for process in node.others:
+        if process.poll() is None:
+            process.terminate()
     # Anything else of Ray's still here (an agent whose raylet died with the GCS) is killed.
-    stopped = {info.process.pid for infos in processes.values() for info in infos}
+    stopped = {process.pid for process in node.others}
     kill_ray_descendants([d for d in descendants if d.pid not in stopped])
     return True

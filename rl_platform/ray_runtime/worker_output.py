@@ -11,29 +11,23 @@ becomes a record of the `ray.workers` logger there, with Ray's prefix; at other 
 them as it would. The actors named by `workers_on_console` are ours (a seeds study's trials,
 whose lines are their runs' progress) and keep the console.
 
-Ray 2.60 has no public hook for this: the driver's log thread calls the handler that `ray.init`
-registered on `global_worker_stdstream_dispatcher` (a `functools.partial` of
-`print_to_stdstream`, bound at `ray.init`), and its error listener looks up
-`ray._private.worker.print_to_stdstream` each time it prints. Both are replaced here; a Ray
-upgrade must recheck them (tests/reliability/test_console_is_ours.py fails if either moves).
+Ray 2.60 has no public hook for this: `route_worker_output` hands Ray's driver printer a
+handler through the seam (`ray_internals.handle_driver_prints`, which says what it replaces;
+tests/reliability/test_console_is_ours.py fails if it stops working).
 """
 
 import contextlib
-import functools
 import logging
 import re
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import ray._private.worker as ray_worker
-
 from rl_platform.ray_runtime.logs import a_ray_log_is_open
+from rl_platform.ray_runtime.ray_internals import WORKER_OUTPUT, handle_driver_prints
 
 WORKER_LOGGER = logging.getLogger("ray.workers")
 WORKER_LOGGER.setLevel(logging.INFO)  # Ray's own level for `ray` may be WARNING
-_PRINT_HANDLER = "ray_print_logs"
-"""The name `ray.init` registers its worker-log printer under (ray/_private/worker.py)."""
 _UNPREFIXED = ("raylet", "autoscaler")
 _USER_ENV_ERROR = re.compile(r"\bUserEnvError: (?P<message>.+)$")
 """The last line of a remote env runner's traceback when a user's env failed in it
@@ -91,7 +85,6 @@ def take_env_errors() -> list[str]:
 
 
 def _to_the_log_while_open(printer: Callable[..., None]) -> Callable[..., None]:
-    @functools.wraps(printer)  # keeps `lost_ray`'s mark when it wrapped the printer first
     def print_or_log(batch: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         _note_env_errors(batch)
         if a_ray_log_is_open() and _source(batch) not in _on_console:
@@ -99,21 +92,9 @@ def _to_the_log_while_open(printer: Callable[..., None]) -> Callable[..., None]:
         else:
             printer(batch, *args, **kwargs)
 
-    print_or_log.rlp_routed = True  # type: ignore[attr-defined]
     return print_or_log
 
 
 def route_worker_output() -> None:
     """After `ray.init`: workers' printed output and the GCS's notices go to the open log."""
-    printer = ray_worker.print_to_stdstream
-    if getattr(printer, "rlp_routed", False):
-        return
-    routed = _to_the_log_while_open(printer)
-    ray_worker.print_to_stdstream = routed  # the error listener's notices
-    dispatcher = ray_worker.global_worker_stdstream_dispatcher
-    if any(name == _PRINT_HANDLER for name, _ in dispatcher.handlers):  # log_to_driver=True
-        ignore_prefix = ray_worker._should_ignore_worker_log_prefix(ray_worker.global_worker)
-        dispatcher.remove_handler(_PRINT_HANDLER)
-        dispatcher.add_handler(
-            _PRINT_HANDLER, functools.partial(routed, ignore_prefix=ignore_prefix)
-        )
+    handle_driver_prints(WORKER_OUTPUT, _to_the_log_while_open)

@@ -13,6 +13,7 @@ import numpy as np
 
 from rl_platform.base.errors import TrainingHealthError
 from rl_platform.base.lifetime_steps import logged_lifetime_env_steps
+from rl_platform.ray_runtime.rllib_internals import set_iteration
 from rl_platform.rllib import filter_state
 from rl_platform.storage.checkpoints import LoadedCheckpoint
 
@@ -66,7 +67,7 @@ def restore_algorithm(algo: Any, checkpoint: LoadedCheckpoint) -> int:
     _resync_env_runners(algo)
     iteration = int(checkpoint.meta["iteration"])
     # Trainable keeps the counter outside get_state(); restore it so iterations continue.
-    algo._iteration = iteration
+    set_iteration(algo, iteration)
     return iteration
 
 

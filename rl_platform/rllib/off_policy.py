@@ -39,6 +39,7 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 from rl_platform.base.errors import UserError
 from rl_platform.env_adapters.registry import make_env
 from rl_platform.learners.off_policy import OFF_POLICY_KEY, OffPolicyLearnerSettings
+from rl_platform.ray_runtime.rllib_internals import replace_training_step
 from rl_platform.replay.layout import layout_for
 from rl_platform.replay.store import ReplayStore
 from rl_platform.rllib.config_callbacks import with_callback
@@ -107,13 +108,6 @@ def local_learner(algorithm: Any) -> Any:
         raise RuntimeError("the off-policy array path learns in the driver (learners: 0)")
     (result,) = list(algorithm.learner_group.foreach_learner(lambda learner: learner))
     return result.get()
-
-
-def use_training_step(algorithm: Any, training_step: Any) -> None:
-    """Make `training_step` the Algorithm's. RLlib offers no config setting for a training
-    step other than subclassing `Algorithm`, which this project does not do: an instance
-    attribute shadows the method that `Algorithm._run_one_training_iteration` calls."""
-    algorithm.training_step = training_step
 
 
 @dataclass
@@ -251,7 +245,7 @@ class OffPolicyCallback(RLlibCallback):
     def on_algorithm_init(self, *, algorithm: Any, **kwargs: Any) -> None:
         assert self.settings is not None, "bind settings with off_policy_extension"
         self.driver = OffPolicyDriver(algorithm, self.settings)
-        use_training_step(algorithm, self.driver.training_step)
+        replace_training_step(algorithm, self.driver.training_step)
 
     def learning_methods(self) -> list[tuple[Any, str]]:
         """(object, method name) of the calls that learn: the training loop times them as

@@ -19,6 +19,7 @@ import ray
 from loguru import logger
 
 from rl_platform.base.errors import UserError
+from rl_platform.ray_runtime.ray_internals import detected_cpus
 from rl_platform.spec import ExperimentSpec
 from rl_platform.utils.env_seconds import seconds_from_env
 
@@ -28,12 +29,7 @@ def local_ray_cpus() -> float:
     embedded Ray would detect here (Ray's own count: the cgroup's quota, the affinity mask)."""
     if ray.is_initialized():
         return float(ray.cluster_resources().get("CPU", 0.0))
-    try:
-        from ray._private.utils import get_num_cpus
-
-        return float(get_num_cpus())
-    except (ImportError, AttributeError):  # Ray moved it: the plain count
-        return float(os.cpu_count() or 1)
+    return detected_cpus()
 
 
 def check_env_runners_fit(spec: ExperimentSpec, *, cpus: float | None = None) -> None:

@@ -23,6 +23,7 @@ from loguru import logger
 from ray.exceptions import ActorDiedError, GetTimeoutError, RayError
 
 from rl_platform.base.errors import TrainingHealthError
+from rl_platform.ray_runtime.rllib_internals import env_runner_actors
 from rl_platform.ray_runtime.worker_output import take_env_errors
 from rl_platform.utils.env_seconds import seconds_from_env
 from rl_platform.utils.oom_kills import oom_kill_count
@@ -66,7 +67,7 @@ def lost_env_runners(
     healthy = set(group.healthy_env_runner_ids())
     oom = _oom_note(oom_kills_before)
     lost = []
-    for index, actor in group._worker_manager.actors().items():
+    for index, actor in env_runner_actors(group).items():
         if index in healthy and not ping_all:
             continue
         try:

@@ -13,6 +13,7 @@ counts in the iteration's `perf/other_s`.
 """
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,12 @@ from rl_platform.base.lifetime_steps import lifetime_env_steps, logged_lifetime_
 from rl_platform.envs.env_info import action_names_of
 from rl_platform.envs.user_envs import env_error_in
 from rl_platform.policies.observation_filter import observation_filter_in
+from rl_platform.ray_runtime.rllib_internals import (
+    PHASE_CLOCK,
+    around_learner_updates,
+    around_weight_syncs,
+    set_iteration,
+)
 from rl_platform.rllib.algorithm_state import (
     ALGORITHM_PART,
     module_weights,
@@ -55,6 +62,7 @@ from rl_platform.run.stopping import CheckpointMarks, StopTracker
 from rl_platform.spec import ExperimentSpec
 from rl_platform.storage.checkpoints import LoadedCheckpoint
 from rl_platform.utils.oom_kills import oom_kill_count
+from rl_platform.utils.patched_call import patch_call
 
 
 @dataclass(frozen=True)
@@ -232,7 +240,8 @@ class TrainingLoop:
                 return result
             if not self.lost_runners.sampled_nothing(iteration=self.iteration + 1):
                 return result
-            self.algo._iteration -= 1  # Trainable's counter: this iteration did not happen
+            # Trainable's counter: this iteration did not happen.
+            set_iteration(self.algo, self.algo.iteration - 1)
 
     def _train_call(self) -> dict:
         try:
@@ -326,18 +335,19 @@ class TrainingLoop:
 def instrument(algo: Any, clock: PhaseClock) -> None:
     """Time the learner group's updates, the env runners' weight syncs and the driver
     callbacks' own learning calls (`learning_methods()`: the off-policy path updates without
-    the learner group, rl_platform/rllib/off_policy.py) as phases of `clock`, wrapping these
-    methods of this algorithm's objects, nothing global."""
-    timed = [
-        (getattr(algo, "learner_group", None), "update", LEARN),
-        (getattr(algo, "env_runner_group", None), "sync_weights", WEIGHTS_SYNC),
-    ]
+    the learner group, rl_platform/rllib/off_policy.py) as phases of `clock`, through a handler
+    on each of these methods of this algorithm's objects, nothing global; a resumed loop's
+    clock replaces the one before."""
+    learner_group = getattr(algo, "learner_group", None)
+    if learner_group is not None:
+        around_learner_updates(learner_group, PHASE_CLOCK, functools.partial(clock.wrap, LEARN))
+    env_runner_group = getattr(algo, "env_runner_group", None)
+    if env_runner_group is not None:
+        timed_sync = functools.partial(clock.wrap, WEIGHTS_SYNC)
+        around_weight_syncs(env_runner_group, PHASE_CLOCK, timed_sync)
     for callback in _driver_callbacks(algo):
-        if hasattr(callback, "learning_methods"):
-            timed += [(owner, name, LEARN) for owner, name in callback.learning_methods()]
-    for owner, method, phase in timed:
-        function = getattr(owner, method, None)
-        if function is None:
+        if not hasattr(callback, "learning_methods"):
             continue
-        function = getattr(function, "__wrapped__", function)  # a resumed loop: wrap once
-        setattr(owner, method, clock.wrap(phase, function))
+        for owner, method in callback.learning_methods():  # our own objects, not RLlib's
+            patched = patch_call(owner, method, (PHASE_CLOCK,))
+            patched.set(PHASE_CLOCK, functools.partial(clock.wrap, LEARN))

@@ -18,6 +18,7 @@ from loguru import logger
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
+from rl_platform.ray_runtime.rllib_internals import mark_trial_for_experiment_state
 from rl_platform.search.halving import HalvingTable, RungDecision, TrialState
 
 _ACTIONS = {
@@ -94,12 +95,11 @@ class HalvingScheduler(FIFOScheduler):
         self._settle(tune_controller, current=trial)
 
     def on_trial_remove(self, tune_controller: Any, trial: Trial) -> None:
-        # Tune's stop of a trial without an actor (a paused one) sets it TERMINATED without
-        # marking it for the experiment state (`_schedule_trial_stop` returns before
-        # `_mark_trial_to_checkpoint`, ray/tune/execution/tune_controller.py), so the saved
+        # Tune's stop of a trial without an actor (a paused one) does not mark it for the
+        # experiment state (`rllib_internals.mark_trial_for_experiment_state`), so the saved
         # state would keep it PAUSED: results.csv would call the search interrupted and a
         # resume would run it again. Tune calls this hook with the controller itself.
-        tune_controller._mark_trial_to_checkpoint(trial)
+        mark_trial_for_experiment_state(tune_controller, trial)
         self.table.end(trial.trial_id)
         self._settle(tune_controller, current=trial)
 

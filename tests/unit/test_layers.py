@@ -83,7 +83,7 @@ FOLDERS = {
     "sampling": "the array env runner's pure parts: seat plan, rollout buffers, game stats",
     "replay": "the off-policy replay store: fixed device tensors, n-step, prioritized sum tree",
     "rllib": "the RLlib config: builder, algorithm table, RLModule spec, run facts, callbacks",
-    "ray_runtime": "Ray's process: starting or joining it, its logs, how `rlp` exits",
+    "ray_runtime": "Ray's process: start or join, logs, exit; the seams to Ray/RLlib internals",
     "env_adapters": "envs as RLlib sees them: registration, PettingZoo, vector games, duel",
     "env_runner": "the array env runner for vectorized games (`VectorEnvRunner`) and its parts",
     "modules": "our RLModules (new API stack), each wrapping a net from `nets/`",
