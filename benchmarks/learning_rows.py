@@ -16,6 +16,10 @@ with `rlp plot`'s reader and writes into DIR:
     row.png    each seed's curve, the IQM over seeds and the published points
     meta.json  what ran (the command, the machine): what `--report` re-reads
 
+A row whose training stopped early (the session ended, Ctrl+C) is finished seed by seed with
+`rlp train DIR/runs/.../seed_N/spec.yaml --resume DIR/runs/.../seed_N`, then `--report DIR`:
+meta.json is written before the training starts.
+
 Each seed's final checkpoint is also played for `--eval-episodes` episodes (default 20; 0: none)
 with sampled actions through `rlp eval` (its own observation filter; reset seeds from 1000):
 the final return of the policy itself, beside the training curve's last rows.
@@ -106,6 +110,9 @@ def run(meta: dict[str, Any]) -> dict[str, Any]:
     out = Path(meta["out"])
     out.mkdir(parents=True, exist_ok=True)
     meta["machine_start"] = machine_facts()
+    # Written now too: a row whose training was stopped can be finished by resuming each seed
+    # (`rlp train PARENT/seed_N/spec.yaml --resume PARENT/seed_N`) and read with --report.
+    write_json(out / META, {**meta, "exit_code": None})
     started = time.time()
     with open(out / "train_output.txt", "w") as log:
         completed = subprocess.run(meta["command"], stdout=log, stderr=subprocess.STDOUT)

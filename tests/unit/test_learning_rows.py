@@ -146,3 +146,22 @@ def test_reference_points_parse_and_draw(seeds, tmp_path):
         reference=(REFERENCES, "Hopper-v5/PPO"),
     )
     assert drawn["reference_points"] == 2 and drawn["groups"] == {"hopper_row": 3}
+
+
+def test_meta_is_written_before_training_so_a_stopped_row_can_be_reported(tmp_path, monkeypatch):
+    """A row stopped mid-training is finished seed by seed and read with --report."""
+    spec = str(REPO_ROOT / "experiments" / "mujoco_hopper_sac.yaml")
+    meta = plan(parse_args([spec, "--seeds", "3", "--out", str(tmp_path)]))
+    seen_during_training = {}
+
+    def training(command, **kwargs):
+        seen_during_training.update(json.loads((tmp_path / META).read_text()))
+        raise KeyboardInterrupt  # the session ends while the seeds train
+
+    monkeypatch.setattr(learning_rows.subprocess, "run", training)
+    with pytest.raises(KeyboardInterrupt):
+        learning_rows.run(meta)
+    assert seen_during_training["exit_code"] is None
+    assert (
+        seen_during_training["steps"] == meta["steps"] and "machine_start" in seen_during_training
+    )
