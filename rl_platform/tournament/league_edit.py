@@ -45,9 +45,13 @@ def writing_league(run_dir: Path, *, verb: str) -> Iterator[tuple[League, Any]]:
 
 
 def has_checkpoint(run_dir: Path) -> bool:
+    return _latest_checkpoint(run_dir) is not None
+
+
+def _latest_checkpoint(run_dir: Path) -> Path | None:
     from rl_platform.storage.checkpoints import CheckpointStore
 
-    return CheckpointStore(run_dir / CHECKPOINTS_DIR).latest() is not None
+    return CheckpointStore(run_dir / CHECKPOINTS_DIR).latest()
 
 
 def add_checkpoint_member(
@@ -86,9 +90,9 @@ def _reference_weights(run_dir: Path, league: League) -> dict[str, Any] | None:
 def _latest_weights(run_dir: Path, module_id: str) -> dict[str, Any] | None:
     """`module_id`'s weights in the run's latest checkpoint, None without checkpoints."""
     from rl_platform.rllib.algorithm_state import ALGORITHM_PART, module_weights
-    from rl_platform.storage.checkpoints import CheckpointStore, load_checkpoint
+    from rl_platform.storage.checkpoints import load_checkpoint
 
-    latest = CheckpointStore(run_dir / CHECKPOINTS_DIR).latest()
+    latest = _latest_checkpoint(run_dir)
     if latest is None:
         return None
     return module_weights(load_checkpoint(latest).parts[ALGORITHM_PART]).get(module_id)
