@@ -68,8 +68,8 @@ class Pairing:
     learner: str
     """The learner's module id."""
     learner_agent: Any
-    """The agent the learner controls; None until the second agent's mapping call, when the
-    first agent got the opponent."""
+    """The agent the learner controls (the array runner: its seat index); None until the
+    second agent's mapping call, when the first agent got the opponent."""
     member: str | None
     """The opponent's league member id; None for the mirror match of a runner without a plan
     (never recorded)."""
