@@ -48,14 +48,27 @@ def main_module_results(learners: dict[str, Any]) -> dict[str, Any]:
 
 
 def _learner_metrics(learners: dict[str, Any]) -> dict[str, float]:
+    """The main module's learner results under our keys.
+
+    A key the learner did not log this iteration still reduces to NaN in RLlib's metrics
+    logger when its stats object exists: one restored from a checkpoint written by a version
+    that logged other keys (PPO's `loss/policy` before #58 made it a mapped key) stays NaN
+    forever. So a namespaced key passes through only with a finite value, and never over a
+    mapped one. A truly non-finite update is not lost by this: every learner reports it under
+    `health/nonfinite_update` (rl_platform/learners/finite_guard.py and the array steps)."""
     module = main_module_results(learners)
-    out = {name: _number(module[key]) for key, name in _LEARNER_KEYS.items() if key in module}
+    passed = {
+        key: number
+        for key, value in module.items()
+        if isinstance(key, str) and key.startswith(CUSTOM_PREFIXES)
+        if (number := _number(value)) is not None and math.isfinite(number)
+    }
+    out = passed | {
+        name: _number(module[key]) for key, name in _LEARNER_KEYS.items() if key in module
+    }
     lr_keys = [k for k in module if k.endswith("_learning_rate")]
     if lr_keys:
         out["train/lr"] = _number(module[lr_keys[0]])
-    for key, value in module.items():
-        if isinstance(key, str) and key.startswith(CUSTOM_PREFIXES):
-            out[key] = _number(value)
     nonfinite = learners.get("__all_modules__", {}).get(HEALTH_NONFINITE_KEY)
     if nonfinite is not None:
         out[HEALTH_NONFINITE_KEY] = _number(nonfinite)

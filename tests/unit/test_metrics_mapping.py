@@ -82,6 +82,25 @@ def test_nonfinite_detection():
     assert not is_nonfinite_update({"reward/win_loss": math.nan, "loss/value": 0.1})
 
 
+def test_stale_learner_keys_of_a_resumed_checkpoint_neither_mask_nor_stop_training():
+    # A checkpoint written before #58 holds stats for `loss/policy` and `loss/entropy`, which
+    # the learner no longer logs: RLlib reduces them to NaN after the resume.
+    learners = {
+        "__all_modules__": {"health/nonfinite_update": 0.0},
+        "main": {"policy_loss": 0.02, "loss/policy": math.nan, "loss/entropy": math.nan},
+    }
+    m = extract_metrics(RESULT | {"learners": learners}, previous_env_steps=0)
+    assert m["loss/policy"] == 0.02 and "loss/entropy" not in m
+    assert not is_nonfinite_update(m)
+
+
+def test_a_nonfinite_mapped_loss_still_stops_training():
+    learners = {"main": {"policy_loss": math.nan, "loss/bc": 0.3}}
+    m = extract_metrics(RESULT | {"learners": learners}, previous_env_steps=0)
+    assert math.isnan(m["loss/policy"]) and m["loss/bc"] == 0.3
+    assert is_nonfinite_update(m)
+
+
 def test_first_stop_condition_wins():
     tracker = StopTracker(StopSpec(iterations=10, return_mean=100.0), CheckpointSpec())
     assert (
