@@ -71,7 +71,7 @@ def search_command(
         raise UserError("pass a SPEC to start a search, or --resume DIR to continue one")
     if resume is not None and (set_ or profile):
         raise UserError("--set/--profile shape a new search; a resumed one reruns its spec.yaml")
-    from rl_platform.commands.trial_table import LiveTable
+    from rl_platform.commands.trial_table import trial_table
     from rl_platform.search.folder import saved_spec
 
     loaded = _load(spec, set_ or [], profile) if spec else saved_spec(resume)
@@ -80,7 +80,7 @@ def search_command(
     # and Tune's advice about frequent state snapshots (cheap on local disk) would tear it.
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
-    table = LiveTable(
+    table = trial_table(
         console=stderr_console,
         param_paths=list(loaded.search.params),
         metric=loaded.search.scheduler.metric,
@@ -113,10 +113,5 @@ def _summary(outcome: "SearchOutcome") -> None:
     best = outcome.best
     if best is None:
         raise UserError("no trial finished healthy (see results.csv); no best.yaml written")
-    shown = ", ".join(
-        f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in best.params.items()
-    )
-    stderr_console.print(
-        f"best: trial {best.trial_id} ({best.metric:.4g}) {shown}", markup=False, highlight=False
-    )
+    say(f"best: {best.headline()}")  # one line, whatever its length: its values are copied
     say(f"train it: rlp train {outcome.best_yaml}")

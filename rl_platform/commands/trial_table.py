@@ -1,4 +1,5 @@
-"""The live trial table of `rlp search` (rich; CLI edge): trial, status, sampled values, metric."""
+"""The trial table of `rlp search` (rich; CLI edge): trial, status, sampled values, metric;
+redrawn live on a terminal, printed once at the end elsewhere."""
 
 from collections.abc import Sequence
 from typing import Any
@@ -58,29 +59,51 @@ def render_table(rows: Sequence[TrialRow], *, param_paths: list[str], metric: st
     return table
 
 
-class LiveTable:
-    """A context manager redrawing the table whenever `update(rows)` is called.
-
-    The live display starts with the first rows: the lines logged before them (the search
-    folder, the TensorBoard command, the dashboard URL) print above it instead of being torn
-    by its redraws."""
+class TrialTable:
+    """Off a terminal (a pipe, a job's log): the table printed once, as it stands when the
+    search ends. rich's `Live` prints only its last frame there too, but leaves the line of its
+    last row open (rich 15), so the next line would start after that row's padding."""
 
     def __init__(self, *, console: Console, param_paths: list[str], metric: str) -> None:
-        self.param_paths, self.metric = param_paths, metric
+        self.console, self.param_paths, self.metric = console, param_paths, metric
         self.rows: list[TrialRow] = []
-        self._live = Live(self._render(), console=console, refresh_per_second=2)
 
     def _render(self) -> Table:
         return render_table(self.rows, param_paths=self.param_paths, metric=self.metric)
 
     def update(self, rows: list[TrialRow]) -> None:
         self.rows = rows
+
+    def __enter__(self) -> "TrialTable":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.rows:
+            self.console.print(self._render())
+
+
+class LiveTable(TrialTable):
+    """On a terminal: the table redrawn in place whenever `update(rows)` is called.
+
+    The live display starts with the first rows: the lines logged before them (the search
+    folder, the TensorBoard command, the dashboard URL) print above it instead of being torn
+    by its redraws."""
+
+    def __init__(self, *, console: Console, param_paths: list[str], metric: str) -> None:
+        super().__init__(console=console, param_paths=param_paths, metric=metric)
+        self._live = Live(self._render(), console=console, refresh_per_second=2)
+
+    def update(self, rows: list[TrialRow]) -> None:
+        super().update(rows)
         self._live.update(self._render())
         if not self._live.is_started:
             self._live.start()
 
-    def __enter__(self) -> "LiveTable":
-        return self
-
     def __exit__(self, *exc: object) -> None:
         self._live.stop()
+
+
+def trial_table(*, console: Console, param_paths: list[str], metric: str) -> TrialTable:
+    """The live table on a terminal, else the table printed once when the search ends."""
+    kind = LiveTable if console.is_terminal else TrialTable
+    return kind(console=console, param_paths=param_paths, metric=metric)

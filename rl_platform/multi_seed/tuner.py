@@ -6,6 +6,11 @@ resources fit; then the aggregate over seeds (`rl_platform.multi_seed.summary`).
 A trial reports to Tune once, when its run has ended: the final values of the aggregated
 metrics. The aggregate is built from those reports, not from the run folders, so it is complete
 even when trials ran on other nodes of a cluster whose disks the driver cannot read.
+
+The console: each trial logs as `rlp train` does, its seed as the label (`12:00:05 seed 1 |
+cartpole_ppo | iter 2 | ...`, `utils/console_log.py`), and the driver prints those lines as they
+come (`ray_runtime/worker_output.py`: no Ray prefix, no folding of look-alike lines). The full
+records, source included, are in each seed's own `train.log`.
 """
 
 import os
@@ -28,6 +33,7 @@ from rl_platform.spec import ExperimentSpec, validate_spec_data
 from rl_platform.storage.layout import LOG_FILE, TRIAL_METRICS_FILE
 from rl_platform.storage.run_upload import storage_out
 from rl_platform.utils.atomic import write_json_atomic
+from rl_platform.utils.console_log import use_console_log
 from rl_platform.utils.names import require_utf8_start
 
 SEED_KEY, FINAL_KEY = "seed", "final"
@@ -61,6 +67,7 @@ def seed_trainable(
     """One seed's run in `parent/seed_<N>`, stored (`logging.storage`) under
     `parent_key/seed_<N>`; its final values go to Tune at the end."""
     seed = int(config[SEED_KEY])
+    use_console_log(label=f"seed {seed}")  # this process's console: loguru's format until now
     run_dir = seed_run_dir(parent, seed)
     run_key = f"{parent_key}/{run_dir.name}"
     result = train_in_folder(seed_spec(spec_data, seed), run_dir, run_key=run_key)
@@ -101,7 +108,7 @@ def run_seeds(
     require_utf8_start(out_dir)
     parent = new_seeds_dir(out_dir, spec, seeds)
     parent_key = parent.relative_to(out_dir.resolve()).as_posix()
-    # The trials' lines are their runs' progress: they keep the console.
+    # The trials' lines are their runs' progress (labelled with the seed): they keep the console.
     with ray_logs_to(parent / LOG_FILE), workers_on_console(seed_trainable.__name__):
         ensure_ray(dashboard=dashboard)
         summary = _fit_seeds(spec, seeds, parent, parent_key)

@@ -9,7 +9,10 @@ the one line `rlp` prints for what happened. While `ray_logs_to` is open (a run'
 a seeds study's log, the notices log of the verbs without a run folder), each printed line
 becomes a record of the `ray.workers` logger there, with Ray's prefix; at other times Ray prints
 them as it would. The actors named by `workers_on_console` are ours (a seeds study's trials,
-whose lines are their runs' progress) and keep the console.
+whose lines are their runs' progress, already in `rlp`'s console format with their seed as the
+label) and keep the console: their lines print as they are, without Ray's coloured
+`(actor pid=...)` prefix and without Ray's folding of lines that differ only in their numbers
+(`[repeated 3x across cluster]`, which would hide some seeds' progress).
 
 Ray 2.60 has no public hook for this: `route_worker_output` hands Ray's driver printer a
 handler through the seam (`ray_internals.handle_driver_prints`, which says what it replaces;
@@ -19,6 +22,7 @@ tests/reliability/test_console_is_ours.py fails if it stops working).
 import contextlib
 import logging
 import re
+import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -68,6 +72,12 @@ def _log_worker_lines(batch: dict[str, Any]) -> None:
         WORKER_LOGGER.log(level, "%s%s", prefix, line)
 
 
+def _print_as_they_are(batch: dict[str, Any]) -> None:
+    """An on-console actor's lines, on stderr (stdout is a command's result) and unfolded."""
+    sys.stderr.writelines(f"{line}\n" for line in batch.get("lines") or [])
+    sys.stderr.flush()
+
+
 def _note_env_errors(batch: dict[str, Any]) -> None:
     if not batch.get("is_err"):
         return
@@ -84,10 +94,15 @@ def take_env_errors() -> list[str]:
     return taken
 
 
-def _to_the_log_while_open(printer: Callable[..., None]) -> Callable[..., None]:
+def _routed(printer: Callable[..., None]) -> Callable[..., None]:
+    """Ray's `printer` wrapped: our actors' lines as they are, others' to the open log, or to
+    `printer` while no log is open."""
+
     def print_or_log(batch: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         _note_env_errors(batch)
-        if a_ray_log_is_open() and _source(batch) not in _on_console:
+        if _source(batch) in _on_console:
+            _print_as_they_are(batch)
+        elif a_ray_log_is_open():
             _log_worker_lines(batch)
         else:
             printer(batch, *args, **kwargs)
@@ -97,4 +112,4 @@ def _to_the_log_while_open(printer: Callable[..., None]) -> Callable[..., None]:
 
 def route_worker_output() -> None:
     """After `ray.init`: workers' printed output and the GCS's notices go to the open log."""
-    handle_driver_prints(WORKER_OUTPUT, _to_the_log_while_open)
+    handle_driver_prints(WORKER_OUTPUT, _routed)

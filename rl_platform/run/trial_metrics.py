@@ -4,6 +4,10 @@ import math
 import time
 from typing import Any
 
+WALL_S_DECIMALS = 2
+"""`wall_s` is written and shown with this many decimals: `5.00` beside `3.93`, not `5` beside
+`3.93` (4 significant digits drop a whole number's decimals)."""
+
 
 class TrialMetrics:
     def __init__(self, *, start_env_steps: int = 0) -> None:
@@ -29,13 +33,15 @@ class TrialMetrics:
             "total_reward_ma": self.last_return,
             "best_total_reward_ma": self.best_return,
             "iterations": iterations,
-            "wall_s": round(wall_s, 2),
+            "wall_s": round(wall_s, WALL_S_DECIMALS),
             "env_steps_per_s": round(trained / wall_s, 1) if wall_s > 0 else None,
         }
 
     @staticmethod
     def format_line(summary: dict[str, Any]) -> str:
-        def fmt(value: Any) -> str:
+        def fmt(key: str, value: Any) -> str:
+            if key == "wall_s" and isinstance(value, float):
+                return f"{value:.{WALL_S_DECIMALS}f}"
             return f"{value:.4g}" if isinstance(value, float) else str(value)
 
-        return " | ".join(f"{key}:{fmt(value)}" for key, value in summary.items())
+        return " | ".join(f"{key}:{fmt(key, value)}" for key, value in summary.items())

@@ -37,6 +37,18 @@ class TrialRow:
     iterations: int = 0
     stop_reason: str = ""
 
+    def headline(self) -> str:
+        """`trial 5958e_00000 (25.84) training.lr=0.0005637, training.gamma=0.952`: the values
+        in the form `--set` takes them, floats to 4 significant digits."""
+        values = ", ".join(f"{path}={_shown(value)}" for path, value in self.params.items())
+        return f"trial {self.trial_id} ({_shown(self.metric)}) {values}".rstrip()
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
 
 def _number(value: Any) -> float | None:
     try:

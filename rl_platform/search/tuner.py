@@ -40,6 +40,7 @@ from rl_platform.spec import ExperimentSpec
 from rl_platform.spec.search import SearchSpec
 from rl_platform.storage.run_dir import refuse_links
 from rl_platform.storage.run_lock import RunLock
+from rl_platform.utils.console_log import OFF_CONSOLE
 from rl_platform.utils.names import require_utf8_start
 
 Observer = Callable[[list[TrialRow]], None]
@@ -261,7 +262,12 @@ def _fit(
             mode=search.scheduler.mode,
         )
         interrupted = any(row.status not in FINISHED for row in rows)
-        logger.info("search {}: {} trials, best {}", search_dir, len(rows), best)
+        # For search.log: the console's summary (`rlp search`) names the best trial itself.
+        logger.bind(**{OFF_CONSOLE: True}).info(
+            "search ended: {} trials, {}",
+            len(rows),
+            f"best {best.headline()}" if best else "no best trial",
+        )
     finally:
         logger.remove(log_handle)
     return SearchOutcome(search_dir=search_dir, rows=rows, best=best, interrupted=interrupted)

@@ -29,7 +29,7 @@ def ours() -> Iterator[None]:
         yield
     finally:
         logger.remove()
-        console_log._console.update(handler=None, verbose=False)
+        console_log._console.update(handler=None, verbose=False, label="")
         logger.add(console_log._to_stderr, level="DEBUG")
 
 
@@ -74,3 +74,15 @@ def test_the_python_api_keeps_loguru_as_it_is():
     assert not console_log_is_ours()
     show_source_on_console()  # no sink of ours: nothing changes
     assert not console_log_is_ours()
+
+
+def test_a_label_follows_the_time_on_every_line(ours, capsys):
+    use_console_log(label="seed 1")  # a seed's trial of `rlp train --seeds`
+    logger.info("cartpole | iter {}", 2)
+    logger.warning("slow")
+    show_source_on_console()
+    logger.info("with its source")
+    err = capsys.readouterr().err.splitlines()
+    assert re.fullmatch(r"\d\d:\d\d:\d\d seed 1 \| cartpole \| iter 2", err[0]), err
+    assert re.fullmatch(r"\d\d:\d\d:\d\d seed 1 \| warning: slow", err[1]), err
+    assert err[2].startswith(err[2][:8] + " seed 1 | INFO") and SOURCE.search(err[2]), err

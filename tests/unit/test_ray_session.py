@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from ray._private.log import PlainRayHandler
 
+from rl_platform.ray_runtime import worker_output
 from rl_platform.ray_runtime.session import dashboard_line, dashboard_url, ray_logs_to
 
 
@@ -55,3 +56,21 @@ def test_the_dashboard_line_says_where_the_token_comes_from_unless_auth_is_off()
     assert "`ray get-auth-token`" in with_token
     assert dashboard_line(url, {"RAY_AUTH_MODE": "token"}) == with_token
     assert dashboard_line(url, {"RAY_AUTH_MODE": "disabled"}) == f"Ray dashboard: {url}"
+
+
+def test_a_seed_trials_lines_print_as_they_are_and_others_go_to_the_open_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    printed_by_ray = []
+    handler = worker_output._routed(lambda batch, **_: printed_by_ray.append(batch))
+    # Ray folds lines that differ only in numbers; the seeds' lines differ in just that.
+    seeds = ["12:00:05 seed 0 | demo | iter 1", "12:00:05 seed 1 | demo | iter 1"]
+    trial = {"actor_name": "seed_trainable", "pid": 7, "is_err": True, "lines": seeds}
+    runner = {"actor_name": "SingleAgentEnvRunner", "pid": 8, "is_err": True, "lines": ["hi"]}
+    log_file = tmp_path / "train.log"
+    with ray_logs_to(log_file), worker_output.workers_on_console("seed_trainable"):
+        handler(trial, ignore_prefix=False)
+        handler(runner, ignore_prefix=False)
+    assert capsys.readouterr().err.splitlines() == seeds
+    assert printed_by_ray == []
+    assert "(SingleAgentEnvRunner pid=8) hi" in log_file.read_text()

@@ -3,19 +3,24 @@ out by hand, the aggregate written to the experiment folder, its error lines, an
 seed's trial reserves (Ray imported, never started)."""
 
 import math
+import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from loguru import logger
 from typer.testing import CliRunner
 
 from rl_platform.base.errors import UserError
 from rl_platform.cli import app
 from rl_platform.evaluation.plot import Curve, aggregate
+from rl_platform.multi_seed import tuner as multi_seed_tuner
 from rl_platform.multi_seed.selection import parse_seeds
 from rl_platform.multi_seed.summary import final_values, seeds_summary, summary_line
-from rl_platform.multi_seed.tuner import seed_bundles
+from rl_platform.multi_seed.tuner import seed_bundles, seed_trainable
 from rl_platform.spec import validate_spec_data
+from rl_platform.utils import console_log
 from rl_platform.utils.stats import seed_stats
 from tests.conftest import EXPERIMENTS
 
@@ -72,6 +77,11 @@ def test_interval_edge_cases():
     assert seed_stats([2.0, 6.0]).ci95 == (2.0, 6.0)
     one = seed_stats([7.0])
     assert (one.n, one.mean, one.iqm, one.ci95) == (1, 7.0, 7.0, None)
+
+
+def test_the_interval_ends_carry_no_float_noise():
+    # The bootstrap's percentile gives 30.459999999999997 for the lowest seed's 30.46.
+    assert seed_stats([30.46, 38.34, 32.89]).ci95 == (30.46, 38.34)
 
 
 def test_final_values_are_the_last_finite_value_of_each_aggregated_metric():
@@ -150,3 +160,31 @@ def test_a_seed_reserves_the_gpus_its_learner_asks_for(resources, bundles):
         {"name": "demo", "env": {"id": "CartPole-v1"}, "resources": resources}
     )
     assert seed_bundles(spec) == bundles
+
+
+@pytest.fixture
+def console_sink_restored():
+    """No console sink before (a fresh worker's is loguru's default, which `seed_trainable`
+    replaces); loguru's default one (to stderr as it is at each record) comes back afterwards."""
+    logger.remove()
+    yield
+    logger.remove()
+    console_log._console.update(handler=None, verbose=False, label="")
+    logger.add(console_log._to_stderr, level="DEBUG")
+
+
+def test_a_seeds_trial_logs_its_lines_labelled_with_its_seed(
+    console_sink_restored, monkeypatch, capsys, tmp_path
+):
+    def fake_train(spec, run_dir, *, run_key):
+        logger.info("demo | iter 1 | env steps 4,011")
+        return SimpleNamespace(history=[{RETURN: 21.6}])
+
+    reported = []
+    monkeypatch.setattr(multi_seed_tuner, "train_in_folder", fake_train)
+    monkeypatch.setattr(multi_seed_tuner.tune, "report", reported.append)
+    spec_data = validate_spec_data({"name": "demo", "env": {"id": "CartPole-v1"}}).dump()
+    seed_trainable({"seed": 3}, spec_data=spec_data, parent=str(tmp_path), parent_key="k")
+    err = capsys.readouterr().err
+    assert re.fullmatch(r"\d\d:\d\d:\d\d seed 3 \| demo \| iter 1 \| env steps 4,011\n", err), err
+    assert reported == [{"final": {RETURN: 21.6}}]

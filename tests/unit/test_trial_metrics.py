@@ -33,3 +33,16 @@ def test_the_returns_keep_the_last_and_the_best(clock: list[float]) -> None:
         trial.observe({"train/episode_return_mean": value})
     summary = trial.summary(env_steps=1, iterations=4)
     assert (summary["total_reward_ma"], summary["best_total_reward_ma"]) == (3.0, 5.0)
+
+
+def test_wall_s_keeps_its_decimal_in_the_line(clock: list[float]) -> None:
+    # 4 significant digits alone would show `wall_s:5` beside another run's `wall_s:3.93`.
+    trial = TrialMetrics()
+    trial.observe({"train/episode_return_mean": 30.46})
+    clock[0] += 4.997
+    summary = trial.summary(env_steps=8_024, iterations=2)
+    assert summary["wall_s"] == 5.0
+    assert TrialMetrics.format_line(summary) == (
+        "frame:8024 | total_reward_ma:30.46 | best_total_reward_ma:30.46 | iterations:2 | "
+        "wall_s:5.00 | env_steps_per_s:1606"
+    )
