@@ -133,6 +133,9 @@ def run(args: argparse.Namespace) -> None:
         if step >= args.learning_starts:
             started = started or time.perf_counter()
             sac.update(*replay.sample())
+        if args.log_every and (step + 1) % args.log_every == 0:
+            last = np.mean(returns[-10:])
+            print(f"{step + 1} env steps: mean return of the last 10 episodes {last:.1f}")
     learning = args.steps - args.learning_starts
     seconds = time.perf_counter() - started if started else float("nan")
     print(f"plain torch SAC on {args.env}, {args.threads} torch thread(s), seed {args.seed}")
@@ -148,6 +151,7 @@ def main() -> None:
     parser.add_argument("--learning-starts", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--log-every", type=int, default=0, help="print the curve every N steps")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     run(args)

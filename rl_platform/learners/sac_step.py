@@ -99,7 +99,8 @@ class SACSettings:
     target_entropy: float | None = None
     """None: -action_dim (SAC's heuristic, RLlib's `"auto"`)."""
     grad_clip: float | None = None
-    critic_loss: TDLoss = "huber"
+    critic_loss: TDLoss = "mse"
+    """The paper's squared error; "huber" is RLlib's (`training.critic_loss`)."""
 
 
 @contextlib.contextmanager

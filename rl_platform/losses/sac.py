@@ -8,8 +8,9 @@ reparameterized action (eq. 7-8, 11), and a learned temperature with target entr
 (ray/rllib/algorithms/sac/torch/sac_torch_learner.py, `_compute_loss_for_module_continuous`),
 term for term, so that both give the same numbers on the same forward outputs:
 
-- critics: Huber (delta 1), not the paper's squared error, weighted by the replay's
-  importance weights: mean(w * huber(Q_i(s, a), y)) for each critic, with
+- critics: the paper's squared error, or Huber (delta 1) as RLlib computes it
+  (`critic_loss`), weighted by the replay's importance weights: mean(w * loss(Q_i(s, a), y))
+  for each critic, with
   y = r + gamma^n (1 - terminated) (min_i Q'_i(s', a') - alpha * log pi(a'|s')), a' drawn
   (not reparameterized) from the current policy, everything in y detached;
 - actor: mean(alpha * log pi(a~|s) - min_i Q_i(s, a~)) with a~ reparameterized; alpha is
@@ -42,7 +43,7 @@ def sac_loss(
     weights: torch.Tensor,
     gamma: float,
     target_entropy: float,
-    critic_loss: TDLoss = "huber",
+    critic_loss: TDLoss = "mse",
 ) -> dict[str, torch.Tensor]:
     """Named terms of one batch (all [B] inputs): `q_pred`/`q_twin_pred` Q_i(s, a) of the
     stored actions, `q_target_next` min_i Q'_i(s', a') and `logp_next` log pi(a'|s'),

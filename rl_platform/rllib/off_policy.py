@@ -68,6 +68,10 @@ def off_policy_extension(
     choice = spec.learner_choice()
     logger.info("learner: {} ({})", choice.kind, choice.reason)
     if choice.kind != "array":
+        if spec.algo == "SAC" and spec.training.critic_loss != "huber":
+            logger.info(
+                "RLlib's SAC regresses its critics with Huber, whatever training.critic_loss"
+            )
         return config
     _check_spaces(spec, facts)
     steps = int(config.min_sample_timesteps_per_iteration or 1)

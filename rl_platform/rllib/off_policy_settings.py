@@ -97,5 +97,6 @@ def learner_settings(spec: ExperimentSpec, *, facts: RunFacts) -> OffPolicyLearn
         critic_lr=t.critic_lr,
         alpha_lr=t.alpha_lr,
         grad_clip=t.grad_clip,
+        critic_loss=t.critic_loss,
     )
     return OffPolicyLearnerSettings(**common, sac=sac)

@@ -205,6 +205,11 @@ class SACTraining(CommonTraining):
     """N-step returns."""
     twin_q: bool = True
     """Use clipped double-Q."""
+    critic_loss: Literal["mse", "huber"] = "mse"
+    """How the critics regress on their target (array learner): the squared error of SAC's
+    paper, CleanRL and SB3, or Huber with delta 1, RLlib's SAC (its own path,
+    `learner: rllib`, always uses Huber). On Hopper-v5 Huber held Q at 2.7x the squared
+    error's estimate by 60k env steps and learned slower (docs/off_policy.md)."""
     updates_per_env_step: Annotated[float, Field(gt=0.0)] = 1.0
     """Updates per env step sampled (array learner; fractions accumulate, 0.5 = one update
     every 2 env steps). 1: SAC's paper, and RLlib's SAC with one env copy."""

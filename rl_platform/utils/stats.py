@@ -23,9 +23,6 @@ IQM_TRIM = 0.25
 """Trimmed from each end: the mean of the middle 50% of runs."""
 RNG_SEED = 0
 """Fixed, so the same runs always give the same interval."""
-INTERVAL_DIGITS = 12
-"""Significant digits kept of the interval's ends: the percentile's interpolation leaves float
-noise (`30.459999999999997` for a seed's `30.46`); 12 digits drop it and keep a return's own."""
 
 
 @dataclass(frozen=True)
@@ -70,14 +67,10 @@ def seed_stats(values: Sequence[float]) -> SeedStats:
     interval = None
     if array.size >= 2:
         low, high = bootstrap_interval(array)
-        interval = (_without_noise(low), _without_noise(high))
+        interval = (float(low), float(high))
     return SeedStats(
         values=tuple(float(v) for v in array),
         mean=float(array.mean()),
         iqm=float(stats.trim_mean(array, IQM_TRIM)),
         ci95=interval,
     )
-
-
-def _without_noise(value: float) -> float:
-    return float(f"{value:.{INTERVAL_DIGITS}g}")

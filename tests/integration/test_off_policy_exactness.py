@@ -159,6 +159,7 @@ def test_sac_terms_gradients_adam_and_targets_match_rllibs_learner():
         weights=batch.weights,
         gamma=0.9,
         target_entropy=-float(ACTION_DIM),
+        critic_loss="huber",  # RLlib's SAC learner always regresses with Huber
     )
     config = learner.config.get_config_for_module(MODULE)
     rllib_loss = learner.compute_loss_for_module(
