@@ -108,7 +108,7 @@ class BCCallback(RLlibCallback):
             retake_every=phases[teacher_phase].retake_every_env_steps,
         )
         if self.settings is not None and settings.phase != self.settings.phase:
-            logger.info("bc: curriculum phase {} at {} env steps", settings.phase, env_steps)
+            logger.info("bc: curriculum phase {} at {:,} env steps", settings.phase, env_steps)
         self.settings = settings
         if self.run_teachers.owns(settings.teacher) and settings.teacher != self.shipped:
             self.ship_teacher(algorithm.env_runner_group, env_runner_ids)

@@ -19,6 +19,7 @@ from rl_platform.commands.options import SeedOpt
 from rl_platform.commands.output import JsonOpt, write_json
 from rl_platform.evaluation.progress import episode_progress, status
 from rl_platform.ray_runtime.logs import ray_notices_logged
+from rl_platform.utils.console_text import shown
 from rl_platform.utils.consoles import stderr_console, stdout_console
 
 EnvOpt = Annotated[
@@ -55,11 +56,9 @@ PolicyArg = Annotated[
 
 
 def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
     if isinstance(value, dict):
         return ", ".join(f"{k}={_fmt(v)}" for k, v in value.items()) or "-"
-    return str(value)
+    return shown(value)
 
 
 def _table(title: str, rows: dict[str, Any]) -> Table:

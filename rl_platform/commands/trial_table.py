@@ -11,15 +11,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from rl_platform.search.results import TrialRow
+from rl_platform.utils.console_text import shown
 
 _STYLE = {"completed": "green", "early_stopped": "yellow", "running": "cyan"}
 _STYLE |= {"collapsed": "red", "nan": "red", "error": "bold red"}
 
 
 def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return "-" if value is None else escape(str(value))
+    return escape(shown(value))
 
 
 def short_names(paths: list[str]) -> dict[str, str]:

@@ -21,6 +21,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from rl_platform.utils.console_text import duration_text
 from rl_platform.utils.consoles import stderr_console
 
 FIRST_LINE_S = 2.0
@@ -79,20 +80,8 @@ class GameProgress:
         eta = (self.total - self._over) / rate if rate > 0 else None
         return (
             f"{self.description}: {self._over:,}/{self.total:,} games | {rate:,.0f} games/s | "
-            f"ETA {eta_text(eta)}"
+            f"ETA {duration_text(eta)}"
         )
-
-
-def eta_text(seconds: float | None) -> str:
-    """`4m07s`, `3h02m`, `11d04h`; `?` when unknown."""
-    if seconds is None or not math.isfinite(seconds):
-        return "?"
-    minutes, secs = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    days, hours = divmod(hours, 24)
-    if days:
-        return f"{days}d{hours:02d}h"
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
 class _GamesPerSecond(ProgressColumn):

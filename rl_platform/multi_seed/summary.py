@@ -13,6 +13,7 @@ from typing import Any
 
 from rl_platform.base.metric_keys import EVAL_PREFIX, RETURN_MEAN
 from rl_platform.multi_seed.folder import seed_run_dir
+from rl_platform.utils.console_text import shown
 from rl_platform.utils.stats import CONFIDENCE, seed_stats
 
 
@@ -53,19 +54,15 @@ def seeds_summary(
     }
 
 
-def _number(value: float) -> str:
-    return f"{value:.4g}"
-
-
 def summary_line(summary: Mapping[str, Any]) -> str:
     """`train/episode_return_mean mean:.. iqm:.. ci95:[.., ..] n:3 | eval/... | failed:...`."""
     parts = []
     for key, entry in summary["metrics"].items():
         interval = entry["ci95"]
-        shown = f"[{_number(interval[0])}, {_number(interval[1])}]" if interval else "n/a"
+        ci95 = f"[{shown(interval[0])}, {shown(interval[1])}]" if interval else "n/a"
         parts.append(
-            f"{key} mean:{_number(entry['mean'])} iqm:{_number(entry['iqm'])} "
-            f"ci95:{shown} n:{entry['n']}"
+            f"{key} mean:{shown(entry['mean'])} iqm:{shown(entry['iqm'])} "
+            f"ci95:{ci95} n:{entry['n']}"
         )
     if summary["failed"]:
         parts.append(f"failed seeds: {', '.join(summary['failed'])}")

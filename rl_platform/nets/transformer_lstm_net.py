@@ -23,6 +23,7 @@ and the heads stay fp32 (a bf16 recurrent state would accumulate rounding over l
 episodes, and RLlib's distributions expect fp32 inputs). On CPU the flag is a no-op.
 """
 
+import functools
 from contextlib import AbstractContextManager
 
 import gymnasium as gym
@@ -103,15 +104,12 @@ class TransformerLSTMBase(nn.Module):
             if config.opponent_action > 0
             else None
         )
-        logger.info(
-            "transformer_lstm ({}): {:,} parameters (strategy encoder {:,}, extractor {:,}, "
-            "LSTM {:,}, heads {:,})",
-            config.encoder,
-            count_parameters(self),
-            count_parameters(self.strategy),
-            count_parameters(self.extractor),
-            count_parameters(self.lstm),
-            count_parameters(self.actor) + count_parameters(self.critic),
+        _announce(
+            f"transformer_lstm ({config.encoder}): {count_parameters(self):,} parameters "
+            f"(strategy encoder {count_parameters(self.strategy):,}, "
+            f"extractor {count_parameters(self.extractor):,}, "
+            f"LSTM {count_parameters(self.lstm):,}, "
+            f"heads {count_parameters(self.actor) + count_parameters(self.critic):,})"
         )
 
     def initial_state(self) -> State:
@@ -333,3 +331,10 @@ def transformer_lstm_net_for(
     """The network for `config.encoder`."""
     net_class = TransformerLSTMNet if config.encoder == "window" else StreamingTransformerLSTMNet
     return net_class(obs_dim=obs_dim, frame_dim=frame_dim, action_space=action_space, config=config)
+
+
+@functools.cache
+def _announce(description: str) -> None:
+    """Log a net's size once per process: a league builds the same net for its main policy,
+    each opponent slot and the teacher, and one line says it."""
+    logger.info(description)

@@ -15,6 +15,7 @@ from rich.text import Text
 from rl_platform.run.phase_clock import split_summary
 from rl_platform.spec.sections import StopSpec
 from rl_platform.utils.console_log import OFF_CONSOLE, console_log_is_ours
+from rl_platform.utils.console_text import duration_text
 from rl_platform.utils.consoles import stderr_console
 
 
@@ -38,11 +39,10 @@ def estimate_eta_s(
     return min(candidates) if candidates else None
 
 
-def _format_eta(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "?"
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes}m{secs:02d}s"
+def _format_return(value: float) -> str:
+    """The iteration's return mean; a dash where no episode ended in it (long episodes, the
+    first iterations after a resume restarts every game)."""
+    return f"{value:.1f}" if math.isfinite(value) else "-"
 
 
 def budget_fraction(
@@ -85,10 +85,10 @@ class ProgressLine:
             s_per_iter=metrics.get("perf/iteration_s", 0.0),
             elapsed_s=elapsed_s,
         )
-        ret = metrics.get("train/episode_return_mean", float("nan"))
+        ret = _format_return(metrics.get("train/episode_return_mean", float("nan")))
         line = (
-            f"{self.name} | iter {iteration} | env steps {steps:,} | return {ret:.1f} | "
-            f"{rate:,.0f} steps/s | ETA {_format_eta(eta)}"
+            f"{self.name} | iter {iteration} | env steps {steps:,} | return {ret} | "
+            f"{rate:,.0f} steps/s | ETA {duration_text(eta)}"
         )
         split = split_summary(metrics)
         if split:

@@ -4,6 +4,8 @@ import math
 import time
 from typing import Any
 
+from rl_platform.utils.console_text import shown
+
 WALL_S_DECIMALS = 2
 """`wall_s` is written and shown with this many decimals: `5.00` beside `3.93`, not `5` beside
 `3.93` (4 significant digits drop a whole number's decimals)."""
@@ -42,6 +44,6 @@ class TrialMetrics:
         def fmt(key: str, value: Any) -> str:
             if key == "wall_s" and isinstance(value, float):
                 return f"{value:.{WALL_S_DECIMALS}f}"
-            return f"{value:.4g}" if isinstance(value, float) else str(value)
+            return shown(value)
 
         return " | ".join(f"{key}:{fmt(key, value)}" for key, value in summary.items())

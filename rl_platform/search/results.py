@@ -15,6 +15,7 @@ from typing import Any
 from rl_platform.search.budget import TrialBudget
 from rl_platform.search.space import apply_sample, sampled_values, trial_spec_data
 from rl_platform.utils.atomic import write_text_atomic
+from rl_platform.utils.console_text import shown
 from rl_platform.utils.safe_yaml import dump_yaml
 
 # Reported by the trainable on every result.
@@ -40,14 +41,8 @@ class TrialRow:
     def headline(self) -> str:
         """`trial 5958e_00000 (25.84) training.lr=0.0005637, training.gamma=0.952`: the values
         in the form `--set` takes them, floats to 4 significant digits."""
-        values = ", ".join(f"{path}={_shown(value)}" for path, value in self.params.items())
-        return f"trial {self.trial_id} ({_shown(self.metric)}) {values}".rstrip()
-
-
-def _shown(value: Any) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+        values = ", ".join(f"{path}={shown(value)}" for path, value in self.params.items())
+        return f"trial {self.trial_id} ({shown(self.metric)}) {values}".rstrip()
 
 
 def _number(value: Any) -> float | None:

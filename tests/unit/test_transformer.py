@@ -173,3 +173,20 @@ def test_networks_and_package_import_without_ray() -> None:
         "assert 'ray' not in sys.modules, 'ray imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_the_size_line_is_logged_once_for_a_league_of_equal_nets() -> None:
+    from loguru import logger
+
+    lines: list[str] = []
+    sink = logger.add(lambda message: lines.append(str(message)), level="INFO")
+    try:
+        # A distinct size, so an earlier test's net of the same size does not hide the line.
+        space = gym.spaces.Discrete(7)
+        for _ in range(4):  # main, two opponent slots, a teacher
+            _small_net(space)
+    finally:
+        logger.remove(sink)
+    sizes = [line for line in lines if "transformer_lstm (" in line]
+    assert len(sizes) == 1, sizes
+    assert f"{count_parameters(_small_net(space)):,} parameters" in sizes[0]
