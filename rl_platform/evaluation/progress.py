@@ -21,7 +21,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from rl_platform.utils.console_text import duration_text
+from rl_platform.utils.console_text import duration_text, rate_text
 from rl_platform.utils.consoles import stderr_console
 
 FIRST_LINE_S = 2.0
@@ -71,22 +71,19 @@ class GameProgress:
         if self._progress is None and self.started is not None:
             elapsed = time.monotonic() - self.started
             rate = self._over / max(elapsed, 1e-9)
-            logger.info(
-                f"{self.description}: {self._over:,} games in {elapsed:.1f} s | {rate:,.0f} games/s"
-            )
+            over = f"{self._over:,} games in {elapsed:.1f} s"
+            logger.info(f"{self.description}: {over} | {rate_text(rate)} games/s")
 
     def line(self, now: float) -> str:
         rate = self._over / max(now - (self.started or now), 1e-9)
         eta = (self.total - self._over) / rate if rate > 0 else None
-        return (
-            f"{self.description}: {self._over:,}/{self.total:,} games | {rate:,.0f} games/s | "
-            f"ETA {duration_text(eta)}"
-        )
+        over = f"{self._over:,}/{self.total:,} games"
+        return f"{self.description}: {over} | {rate_text(rate)} games/s | ETA {duration_text(eta)}"
 
 
 class _GamesPerSecond(ProgressColumn):
     def render(self, task: Task) -> Text:
-        return Text(f"{task.speed or 0:,.0f} games/s")
+        return Text(f"{rate_text(task.speed or 0.0)} games/s")
 
 
 @contextmanager

@@ -22,3 +22,9 @@ def duration_text(seconds: float | None) -> str:
     if days:
         return f"{days}d{hours:02d}h"
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def rate_text(per_second: float) -> str:
+    """`4,328` at 10 or more a second, `0.44` below it: a duel's games end about one a second,
+    and `0 games/s` would hide that they end at all."""
+    return f"{per_second:,.0f}" if per_second >= 10 else f"{per_second:.2g}"

@@ -170,7 +170,7 @@ def test_a_long_eval_says_games_rate_and_eta_within_seconds_of_starting():
         child.kill()
         stdout, _ = child.communicate(timeout=30)
     line = re.compile(
-        r"^\d\d:\d\d:\d\d eval random: [\d,]+/1,000,000,000 games \| [\d,]+ games/s \| ETA \S+$"
+        r"^\d\d:\d\d:\d\d eval random: [\d,]+/1,000,000,000 games \| [\d,.]+ games/s \| ETA \S+$"
     )
     assert line.match(progress.strip()), progress
     assert waited < FIRST_PROGRESS_S, f"first progress line after {waited:.1f} s"
@@ -186,5 +186,5 @@ def test_eval_json_stays_clean_on_stdout_with_progress_on_stderr():
     first, last = stderr.splitlines()[0], stderr.splitlines()[-1]
     assert re.match(r"^\d\d:\d\d:\d\d eval random: 1,024 games$", first), first
     assert re.match(
-        r"^\d\d:\d\d:\d\d eval random: 1,024 games in [\d.]+ s \| [\d,]+ games/s$", last
+        r"^\d\d:\d\d:\d\d eval random: 1,024 games in [\d.]+ s \| [\d,.]+ games/s$", last
     )

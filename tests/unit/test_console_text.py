@@ -8,7 +8,7 @@ from loguru import logger
 
 from rl_platform.run.progress import ProgressLine
 from rl_platform.spec.sections import StopSpec
-from rl_platform.utils.console_text import duration_text, shown
+from rl_platform.utils.console_text import duration_text, rate_text, shown
 
 
 @pytest.mark.parametrize(
@@ -60,3 +60,10 @@ def test_an_iteration_without_an_ended_episode_shows_a_dash_and_a_long_eta_in_ho
 def test_an_iteration_with_episodes_shows_their_return() -> None:
     line = _progress_line({"iteration": 2, "env_steps": 8_192, "train/episode_return_mean": -8.25})
     assert "env steps 8,192 | return -8.2 |" in line
+
+
+@pytest.mark.parametrize(
+    ("rate", "text"), [(4328.4, "4,328"), (10.0, "10"), (0.44, "0.44"), (0.0, "0")]
+)
+def test_a_slow_rate_keeps_its_digits(rate: float, text: str) -> None:
+    assert rate_text(rate) == text
