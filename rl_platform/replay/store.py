@@ -161,12 +161,12 @@ class ReplayStore:
         )
         last = window.last_row
         return ReplayBatch(
-            obs=flat["obs"][indices],
-            actions=flat["actions"][indices],
+            obs=flat["obs"].index_select(0, indices),
+            actions=flat["actions"].index_select(0, indices),
             rewards=window.rewards,
-            next_obs=flat["next_obs"][last],
-            terminated=flat["terminated"][last].to(REWARD_DTYPE),
-            truncated=flat["truncated"][last].to(REWARD_DTYPE),
+            next_obs=flat["next_obs"].index_select(0, last),
+            terminated=flat["terminated"].index_select(0, last).to(REWARD_DTYPE),
+            truncated=flat["truncated"].index_select(0, last).to(REWARD_DTYPE),
             n_steps=window.steps,
             weights=weights,
             indices=indices,
