@@ -32,9 +32,12 @@ class ClippedAdams:
         ]
 
     def zero_grad(self) -> None:
-        # Kept allocated (not None): a captured step reads gradients where they were.
-        for optimizer in self.optimizers:
-            optimizer.zero_grad(set_to_none=False)
+        """Zero the gradients in place (kept allocated, not None: a captured step reads them
+        where they were), as `zero_grad(set_to_none=False)` does, in one foreach kernel
+        instead of the optimizer's per-parameter loop under a profiler record."""
+        grads = [p.grad for params in self.params for p in params if p.grad is not None]
+        if grads:
+            torch._foreach_zero_(grads)
 
     def step(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Clip and step every optimizer; (each optimizer's gradient norm [K], ok 0/1)."""
@@ -43,7 +46,8 @@ class ClippedAdams:
             *(clip_by_global_norm(group, grad_clip=self.grad_clip) for group in grads),
             strict=True,
         )
-        ok = torch.stack(flags).min()  # one non-finite norm refuses every optimizer's step
+        # One non-finite norm refuses every optimizer's step (one optimizer: its own flag).
+        ok = flags[0] if len(flags) == 1 else torch.stack(flags).min()
         for optimizer, lr in zip(self.optimizers, self.lrs, strict=True):
             adam_step(optimizer, ok=ok, lr=lr)
         return torch.stack(norms), ok

@@ -56,7 +56,9 @@ def adam_step(optimizer: torch.optim.Adam, *, ok: torch.Tensor, lr: torch.Tensor
         for params in _by_device_and_dtype(group["params"]).values():
             states = [optimizer.state[param] for param in params]
             steps = [state["step"] for state in states]
-            torch._foreach_add_(steps, ok)
+            # A list of `ok`s, not `ok` itself: a lone tensor binds as a Scalar, which torch
+            # reads on the host (`_local_scalar_dense`, a device sync on CUDA) every step.
+            torch._foreach_add_(steps, [ok] * len(steps))
             torch._fused_adam_(
                 params,
                 [param.grad for param in params],

@@ -19,8 +19,10 @@ import torch
 
 def global_norm(tensors: Iterable[torch.Tensor | None]) -> torch.Tensor:
     """The L2 norm over every element of `tensors` (None entries skipped); 0 for none."""
-    present = [t.detach() for t in tensors if t is not None]
-    return torch.nn.utils.get_total_norm(present, foreach=True)
+    # No gradient of the norm is wanted: one no_grad block instead of a detach per tensor.
+    with torch.no_grad():
+        present = [t for t in tensors if t is not None]
+        return torch.nn.utils.get_total_norm(present, foreach=True)
 
 
 def finite_flag(norm: torch.Tensor) -> torch.Tensor:
@@ -38,7 +40,8 @@ def clip_by_global_norm(
     norm = global_norm(gradients)
     if grad_clip is not None and gradients:
         coefficient = torch.clamp(grad_clip / (norm + 1e-6), max=1.0)
-        torch._foreach_mul_([g.detach() for g in gradients], coefficient)
+        with torch.no_grad():
+            torch._foreach_mul_(gradients, coefficient)
     return norm, finite_flag(norm)
 
 

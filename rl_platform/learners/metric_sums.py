@@ -16,8 +16,11 @@ class MetricSums:
 
     def add(self, values: dict[str, torch.Tensor]) -> None:
         """One step's scalars, by key (every key of `keys` must be there)."""
-        row = torch.stack([values[key].detach().float().reshape(()) for key in self.keys])
-        self.sums += row
+        # Under no_grad, and a reshape only where a value is not 0-d already: an op per
+        # value would cost more than the sum itself on a tiny update (issue #57).
+        with torch.no_grad():
+            row = [values[key].float() for key in self.keys]
+            self.sums += torch.stack([v if v.dim() == 0 else v.reshape(()) for v in row])
         self.count += 1
 
     def read(self) -> dict[str, float]:

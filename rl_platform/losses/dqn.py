@@ -50,15 +50,13 @@ def dqn_loss(
         n_steps=n_steps,
         gamma=gamma,
     )
-    td_error = torch.abs(q_selected - target)
     terms = {"loss_td": torch.mean(weights * td_loss(q_selected, target, loss))}
     with torch.no_grad():
+        td_error = torch.abs(q_selected - target)
         diagnostics = {
             "q_mean": q_selected.mean(),
-            "q_max": q_selected.max(),
-            "q_min": q_selected.min(),
             "target_mean": target.mean(),
             "td_error_mean": td_error.mean(),
-            "td_error": td_error.detach(),
+            "td_error": td_error,
         }
     return terms | diagnostics

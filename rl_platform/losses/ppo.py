@@ -107,4 +107,9 @@ def ppo_loss(
 
 def total_loss(terms: dict[str, torch.Tensor]) -> torch.Tensor:
     """The sum of the `loss_*` terms."""
-    return torch.stack([value for key, value in terms.items() if key.startswith("loss_")]).sum()
+    losses = [value for key, value in terms.items() if key.startswith("loss_")]
+    if len(losses) == 1 and losses[0].dim() == 0:
+        # A lone scalar is its own sum, exactly: no stack and sum for backward to run
+        # through (DQN's one term; each op is most of its cost on tiny nets, issue #57).
+        return losses[0]
+    return torch.stack(losses).sum()

@@ -23,7 +23,7 @@ import torch
 
 from rl_platform.replay.layout import REWARD_DTYPE, TransitionLayout, slots_for, store_bytes
 from rl_platform.replay.memory_fit import check_fits
-from rl_platform.replay.n_step import n_step_window
+from rl_platform.replay.n_step import WindowReader
 from rl_platform.replay.prioritized import PrioritizedSampler, PrioritySettings
 from rl_platform.replay.sampler import Sampler, UniformSampler
 
@@ -75,8 +75,9 @@ class ReplayStore:
             device=self.device,
         )
         self.slots = slots_for(capacity, num_envs)
-        if n_step > self.slots:
-            raise ValueError(f"n_step {n_step} is longer than the store ({self.slots} slots)")
+        self.windows = WindowReader(
+            slots=self.slots, num_envs=num_envs, n_step=n_step, gamma=gamma, device=self.device
+        )
         self._allocate(layout)
         self.cursor, self.filled = 0, 0
         self.generator = torch.Generator(device=self.device)
@@ -102,6 +103,9 @@ class ReplayStore:
         self.rewards = zeros((), REWARD_DTYPE)
         self.terminated = zeros((), torch.bool)
         self.truncated = zeros((), torch.bool)
+        # Views of the same memory by flat row (`slot * num_envs + env`): a batch is one
+        # 1-d index per field (module docstring of rl_platform/replay/n_step.py).
+        self._flat = {name: getattr(self, name).flatten(0, 1) for name in FIELDS}
 
     @property
     def size(self) -> int:
@@ -147,26 +151,22 @@ class ReplayStore:
 
     def gather(self, indices: torch.Tensor, weights: torch.Tensor) -> ReplayBatch:
         """The batch of rows `indices` (flat: `slot * num_envs + env`)."""
-        slots, envs = indices // self.num_envs, indices % self.num_envs
-        # From the sampled slot to the newest one, both included: 1 for the newest row.
-        written_after = (self.cursor - slots - 1) % self.slots + 1
-        window = n_step_window(
-            rewards=self.rewards,
-            ends=self.terminated | self.truncated,
-            slots=slots,
-            envs=envs,
-            written_after=written_after,
-            n_step=self.n_step,
-            gamma=self.gamma,
+        flat = self._flat
+        window = self.windows.read(
+            rewards=flat["rewards"],
+            terminated=flat["terminated"],
+            truncated=flat["truncated"],
+            indices=indices,
+            newest_slot=(self.cursor - 1) % self.slots,
         )
-        last = (window.last_slot, envs)
+        last = window.last_row
         return ReplayBatch(
-            obs=self.obs[slots, envs],
-            actions=self.actions[slots, envs],
+            obs=flat["obs"].index_select(0, indices),
+            actions=flat["actions"].index_select(0, indices),
             rewards=window.rewards,
-            next_obs=self.next_obs[last],
-            terminated=self.terminated[last].to(REWARD_DTYPE),
-            truncated=self.truncated[last].to(REWARD_DTYPE),
+            next_obs=flat["next_obs"].index_select(0, last),
+            terminated=flat["terminated"].index_select(0, last).to(REWARD_DTYPE),
+            truncated=flat["truncated"].index_select(0, last).to(REWARD_DTYPE),
             n_steps=window.steps,
             weights=weights,
             indices=indices,

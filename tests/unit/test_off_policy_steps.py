@@ -10,6 +10,7 @@ import torch
 
 from rl_platform.learners import HEALTH_NONFINITE_KEY
 from rl_platform.learners.dqn_step import DQNSettings, DQNStep
+from rl_platform.learners.metric_sums import MetricSums
 from rl_platform.learners.polyak import TargetPair
 from rl_platform.learners.sac_step import SACSettings, SACStep, make_sac_nets
 from rl_platform.nets.q_nets import DiscreteQNet
@@ -123,6 +124,15 @@ def test_sac_metrics_are_summed_on_the_device_and_read_once():
     }
     assert metrics[HEALTH_NONFINITE_KEY] == 0.0 and metrics["sac/alpha"] < 1.0
     assert step.metrics.read() == {}
+
+
+def test_metric_sums_take_scalars_of_any_float_shape_one_and_keep_no_graph():
+    sums = MetricSums(("loss", "alpha", "flag"), device="cpu")
+    x = torch.tensor(2.0, requires_grad=True)
+    for _ in range(2):
+        sums.add({"loss": x * 3, "alpha": torch.tensor([0.5]), "flag": torch.tensor(1.0).double()})
+    assert not sums.sums.requires_grad and sums.sums.dtype == torch.float32
+    assert sums.read() == {"loss": 6.0, "alpha": 0.5, "flag": 1.0}
 
 
 def test_a_nonfinite_sac_batch_changes_no_parameter():

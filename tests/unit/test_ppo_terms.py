@@ -46,6 +46,18 @@ def test_the_terms_by_hand() -> None:
     )
 
 
+def test_total_loss_of_one_term_is_that_term_with_its_gradient() -> None:
+    x = torch.tensor([1.5, -2.0], requires_grad=True)
+    lone = (x**2).mean()
+    total = total_loss({"loss_td": lone, "q_mean": torch.tensor(9.0)})
+    assert torch.equal(total, lone)
+    total.backward()
+    assert x.grad.tolist() == [1.5, -2.0]  # d/dx mean(x^2) = x
+    # A term that is not 0-d still sums to a scalar, as more terms do.
+    assert total_loss({"loss_a": torch.tensor([0.5])}).dim() == 0
+    assert float(total_loss({"loss_a": lone, "loss_b": torch.tensor(0.25)}).detach()) == 3.375
+
+
 def test_unit_behaviour_weights_are_ppo_and_others_scale_the_surrogate() -> None:
     plain = ppo_loss(**_inputs())
     ones = ppo_loss(**_inputs(behaviour_weights=torch.ones(3)))
