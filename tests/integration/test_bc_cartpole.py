@@ -159,13 +159,9 @@ def test_curriculum_moves_through_phases_and_resumes_in_its_phase(ray_local, tmp
     assert {int(m["curriculum/phase"]) for m in lines} >= {0, 1}
 
 
-@pytest.mark.parametrize("env_runners", [0, 1])
-def test_a_phase_learns_from_this_runs_own_checkpoint(ray_local, tmp_path, env_runners):
-    """Plain PPO first, then BC to the run's own checkpoint taken at the turn: pinned, kept by
-    retention, and the same teacher after a resume; a remote env runner gets it shipped."""
+def _own_checkpoint_spec(*, env_runners: int, iterations: int) -> ExperimentSpec:
+    """Plain PPO for 400 env steps, then BC to the run's own latest checkpoint."""
     from rl_platform.spec import resolve_spec_data
-    from rl_platform.storage.checkpoints import CheckpointStore
-    from rl_platform.storage.metrics_rows import read_metrics
 
     phases = [
         {"env_steps": 400},
@@ -179,31 +175,49 @@ def test_a_phase_learns_from_this_runs_own_checkpoint(ray_local, tmp_path, env_r
         "checkpoint.keep_last=1",
         "stop.env_steps=null",
         f"resources.env_runners={env_runners}",
+        f"stop.iterations={iterations}",
     ]
+    data = resolve_spec_data(EXPERIMENTS / "cartpole_bc.yaml", overrides=overrides)
+    return ExperimentSpec.model_validate({**data, "bc": {"phases": phases}})
 
-    def spec(iterations: int) -> ExperimentSpec:
-        data = resolve_spec_data(
-            EXPERIMENTS / "cartpole_bc.yaml",
-            overrides=[*overrides, f"stop.iterations={iterations}"],
-        )
-        return ExperimentSpec.model_validate({**data, "bc": {"phases": phases}})
 
-    first = train(spec(4), out_dir=tmp_path)
-    train(spec(6), resume=first.run_dir)
-    lines = read_metrics(first.run_dir)
-    phase_of = [int(m["curriculum/phase"]) for m in lines]
-    assert phase_of == [0, 0, 1, 1, 1, 1]
+def _check_own_teacher(lines: list[dict], run_dir, *, last: int) -> str:
+    """Phase 0 for 2 iterations, then labels from iter_000001, pinned and kept; the log."""
+    from rl_platform.storage.checkpoints import CheckpointStore
+
+    assert [int(m["curriculum/phase"]) for m in lines] == [0, 0] + [1] * (last - 2)
     assert all(m.get("bc/labelled_steps", 0.0) == 0.0 for m in lines[:2])  # no teacher yet
     for line in lines[2:]:  # labelled by an earlier self: the student stays close to it
         assert line["bc/labelled_steps"] > 0 and line["bc/accuracy"] > 0.5, line
     # Phase 1 starts after iteration 2 crosses 400 env steps, before iteration 2's checkpoint
     # is written: `latest` is then iteration 1's.
-    store = CheckpointStore(first.run_dir / "checkpoints")
+    store = CheckpointStore(run_dir / "checkpoints")
     assert store.pins() == {"iter_000001": "bc phase 1 teacher"}
     names = [p.name for p in store.complete_checkpoints()]
-    assert names == ["iter_000001", "iter_000006"]  # the pinned teacher outlives keep_last=1
-    log = (first.run_dir / "train.log").read_text()
+    assert names == ["iter_000001", f"iter_{last:06d}"]  # the pinned teacher outlives keep_last=1
+    log = (run_dir / "train.log").read_text()
     assert log.count("bc: phase 1 learns from this run's iter_000001") == 1  # not re-pinned
-    if env_runners == 0:  # the local env runner logs into train.log
-        teacher = f"bc: teacher checkpoint://{first.run_dir.resolve()}/iter_000001"
-        assert log.count(teacher) == 2  # the same teacher before and after the resume
+    return log
+
+
+def test_a_phase_learns_from_this_runs_own_checkpoint(ray_local, tmp_path):
+    """Plain PPO first, then BC to the run's own checkpoint taken at the turn: pinned, kept by
+    retention, and the same teacher after a resume."""
+    from rl_platform.storage.metrics_rows import read_metrics
+
+    first = train(_own_checkpoint_spec(env_runners=0, iterations=4), out_dir=tmp_path)
+    train(_own_checkpoint_spec(env_runners=0, iterations=6), resume=first.run_dir)
+    log = _check_own_teacher(read_metrics(first.run_dir), first.run_dir, last=6)
+    teacher = f"bc: teacher checkpoint://{first.run_dir.resolve()}/iter_000001"
+    assert log.count(teacher) == 2  # the local env runner, before and after the resume
+
+
+def test_a_remote_env_runner_gets_this_runs_teacher_shipped(ray_local, tmp_path):
+    """As above on a remote env runner, which gets the teacher's spec and weights from the
+    driver (`BCCallback.ship_teacher`). No resume: a resumed run ships through the same
+    `push`, and the test above checks that a resume keeps the teacher; a second remote runner
+    start would cost more than the rest of this test."""
+    from rl_platform.storage.metrics_rows import read_metrics
+
+    run = train(_own_checkpoint_spec(env_runners=1, iterations=4), out_dir=tmp_path)
+    _check_own_teacher(read_metrics(run.run_dir), run.run_dir, last=4)

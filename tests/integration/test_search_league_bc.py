@@ -2,7 +2,10 @@
 league trial keeps its own pool, results.csv and best.yaml come out as for any other spec.
 
 Tiny budgets (two trials of two iterations each, on the local env runner) keep each search
-within about a minute on two cores.
+within about a minute on two cores. The trials run one at a time: the second reuses the first's
+process (`reuse_actors`) instead of starting and importing torch and RLlib in a second one
+beside it, a third of each search's time on two cores; a reused process must then also keep
+the trials' leagues apart.
 """
 
 from pathlib import Path
@@ -25,6 +28,7 @@ TINY = [
     "stop.env_steps=600",
     "checkpoint.every_iterations=1",
     "search.num_samples=2",
+    "search.max_concurrent=1",
     "search.scheduler.type=fifo",
     "logging.tensorboard=false",
 ]

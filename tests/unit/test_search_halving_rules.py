@@ -2,8 +2,6 @@
 (rl_platform/run/stopping.py) and the spec settings it refuses; no Ray."""
 
 import math
-import subprocess
-import sys
 
 import pytest
 
@@ -289,9 +287,3 @@ def test_halving_refuses_max_concurrent_and_says_what_to_set_instead():
 def test_halving_refuses_a_wall_clock_axis():
     with pytest.raises(SpecError, match=r"time_attr: time_total_s.*env_steps or training_it"):
         _search_spec(scheduler={"type": "halving", "time_attr": "time_total_s"})
-
-
-def test_the_rung_rules_import_no_ray():
-    code = "import sys, rl_platform.search.halving; print('ray' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"

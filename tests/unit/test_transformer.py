@@ -1,8 +1,6 @@
 """Strategy encoder, attention blocks and the transformer_lstm net (plain torch, no Ray)."""
 
 import math
-import subprocess
-import sys
 
 import gymnasium as gym
 import pytest
@@ -163,16 +161,6 @@ def test_default_size_parameter_count() -> None:
     assert count_parameters(net.lstm) == 4 * 512 * (256 + 512) + 2 * 4 * 512
     # Grouped-query attention: 2 key/value heads of 32 for the 8 query heads.
     assert net.strategy.blocks[0].attn.kv.out_features == 2 * 2 * 32
-
-
-def test_networks_and_package_import_without_ray() -> None:
-    code = (
-        "import sys, rl_platform.modules, rl_platform.connectors, "
-        "rl_platform.nets.transformer_lstm_net, rl_platform.nets.lstm_net, "
-        "rl_platform.nets.history_window; "
-        "assert 'ray' not in sys.modules, 'ray imported'"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
 def test_the_size_line_is_logged_once_for_a_league_of_equal_nets() -> None:
