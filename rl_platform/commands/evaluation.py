@@ -61,12 +61,18 @@ def _fmt(value: Any) -> str:
     return shown(value)
 
 
+_LABELS = {"reward_components": "reward_components (unweighted sums)"}
+"""Table labels that say more than the JSON key: an env's components are summed before its
+reward weights (docs/evaluation.md), so a duel's `time_penalty` reads -1,151 beside a return
+near 0, and the label says why."""
+
+
 def _table(title: str, rows: dict[str, Any]) -> Table:
     table = Table(title=title, show_header=False, title_justify="left")
     table.add_column("metric", style="bold")
     table.add_column("value")
     for key, value in rows.items():
-        table.add_row(key, _fmt(value))
+        table.add_row(_LABELS.get(key, key), _fmt(value))
     return table
 
 

@@ -67,3 +67,17 @@ def test_an_iteration_with_episodes_shows_their_return() -> None:
 )
 def test_a_slow_rate_keeps_its_digits(rate: float, text: str) -> None:
     assert rate_text(rate) == text
+
+
+def test_the_eval_table_says_reward_components_are_unweighted_sums() -> None:
+    from rich.console import Console
+
+    from rl_platform.commands.evaluation import _table
+
+    console = Console(width=120, record=True)
+    console.print(
+        _table("t", {"return_mean": 0.08, "reward_components": {"time_penalty": -1151.0}})
+    )
+    text = console.export_text()
+    assert "reward_components (unweighted sums)" in text and "time_penalty=-1151" in text
+    assert "return_mean" in text and "0.08" in text
