@@ -51,12 +51,8 @@ def learner_gpus(resources: ResourcesSpec) -> float:
         logger.warning(MPS_NOTICE)
     gpus = resources.learner_gpu_request()
     if gpus == 0 or not ray.is_initialized():
-        logger.info(
-            "learner device: {} (gpus_per_learner={}, {} remote learner(s))",
-            "cuda" if gpus else "cpu",
-            gpus,
-            resources.learners,
-        )
+        shown = f"cuda (gpus_per_learner={gpus}, " if gpus else "cpu ("
+        logger.info("learner device: {}{} remote learner(s))", shown, resources.learners)
         return gpus
     node = probe_learner_node(gpus=gpus, custom=resources.custom_resources_per_learner)
     if not node.cuda:
@@ -77,7 +73,10 @@ def _local_learner_gpus(resources: ResourcesSpec) -> float:
     if device == "mps":
         logger.warning(MPS_NOTICE)
     gpus = resources.learner_gpu_request(resolved_device=device)
-    logger.info("learner device: {} (gpus_per_learner={})", "cuda" if gpus else "cpu", gpus)
+    if gpus:
+        logger.info("learner device: cuda (gpus_per_learner={})", gpus)
+    else:  # nothing asked of Ray's GPUs: the count would only be noise on a laptop's console
+        logger.info("learner device: cpu")
     return gpus
 
 

@@ -45,6 +45,7 @@ def test_cluster_profile_config_asks_for_a_gpu_learner_and_placed_actors(
 def test_the_local_learner_resolves_its_device_in_the_driver(monkeypatch, log_lines) -> None:
     monkeypatch.setattr(device, "resolve_device", lambda requested: "cpu")
     assert learner_gpus(ResourcesSpec(learners=0, gpus_per_learner=1)) == 0
+    assert log_lines[-1].rstrip().endswith("learner device: cpu"), log_lines[-1]
     monkeypatch.setattr(device, "resolve_device", lambda requested: "cuda")
     assert learner_gpus(ResourcesSpec(learners=0)) == 1
     assert any("learner device: cuda (gpus_per_learner=1.0)" in line for line in log_lines)
