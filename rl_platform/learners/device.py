@@ -51,8 +51,7 @@ def learner_gpus(resources: ResourcesSpec) -> float:
         logger.warning(MPS_NOTICE)
     gpus = resources.learner_gpu_request()
     if gpus == 0 or not ray.is_initialized():
-        shown = f"cuda (gpus_per_learner={gpus}, " if gpus else "cpu ("
-        logger.info("learner device: {}{} remote learner(s))", shown, resources.learners)
+        logger.info(_device_line(gpus, f"{resources.learners} remote learner(s)"))
         return gpus
     node = probe_learner_node(gpus=gpus, custom=resources.custom_resources_per_learner)
     if not node.cuda:
@@ -64,7 +63,7 @@ def learner_gpus(resources: ResourcesSpec) -> float:
             gpus,
         )
         return 0.0
-    logger.info("learner device: cuda (gpus_per_learner={}, node {})", gpus, node.ip)
+    logger.info(_device_line(gpus, f"node {node.ip}"))
     return gpus
 
 
@@ -73,11 +72,19 @@ def _local_learner_gpus(resources: ResourcesSpec) -> float:
     if device == "mps":
         logger.warning(MPS_NOTICE)
     gpus = resources.learner_gpu_request(resolved_device=device)
-    if gpus:
-        logger.info("learner device: cuda (gpus_per_learner={})", gpus)
-    else:  # nothing asked of Ray's GPUs: the count would only be noise on a laptop's console
-        logger.info("learner device: cpu")
+    logger.info(_device_line(gpus))
     return gpus
+
+
+def _device_line(gpus: float, *details: str) -> str:
+    """`learner device: cpu` or `cuda (gpus_per_learner=1.0, ...)`: the GPU count only where
+    one is asked of Ray (a zero count would be noise on a laptop's console), then `details`."""
+    shown = [f"gpus_per_learner={gpus}"] if gpus else []
+    shown += details
+    device = "cuda" if gpus else "cpu"
+    return (
+        f"learner device: {device} ({', '.join(shown)})" if shown else f"learner device: {device}"
+    )
 
 
 def _node_sees_cuda() -> LearnerNode:
